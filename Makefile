@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: GPL-2.0
+# criu-cet: checkpoint/restore of shadow-stack processes.
+#
+#   make demo    the main job: the demo in the emulated CET lab
+#   make test    every test: host unit tests and the lab
+#   make         build every artefact (Bochs, kernels, both CRIUs, initramfs)
+#
+# Sources come from Debian's archive (lab/sources.lock); builds live in build/,
+# Bochs and kernels are also cached in $(CRIU_CET_CACHE).
+
+PY		:= /usr/bin/python3
+BUILD		:= $(CURDIR)/build
+export CRIU_CET_CACHE ?= /var/cache/criu-cet
+export BUILD
+
+GUEST_CFLAGS	:= -static -O2 -g -Wall -Wextra -Wno-unused-parameter -fno-omit-frame-pointer
+GUEST_SRCS	:= $(wildcard lab/guest/*.c)
+GUEST_BINS	:= $(patsubst lab/guest/%.c,$(BUILD)/guest/bin/%,$(GUEST_SRCS))
+GUEST_HDRS	:= $(wildcard lab/guest/*.h)
+INITRAMFS	:= $(BUILD)/initramfs.cpio.gz
+
+.PHONY: all deps sources bochs kernel kernel-patched criu-stock criu-cet guest initramfs \
+	demo test test-host lab clean
+
+all: bochs kernel criu-stock criu-cet initramfs
+
+deps:
+	@mkdir -p $(BUILD)
+	@bash lab/install-deps.sh
+
+sources: deps
+	@$(PY) lab/sources.py fetch --dest $(CRIU_CET_CACHE)/downloads criu bochs linux
+
+bochs: deps
+	@bash lab/build-bochs.sh
+
+kernel: deps
+	@bash lab/build-kernel.sh stock
+
+kernel-patched: deps
+	@bash lab/build-kernel.sh patched
+
+criu-stock: deps
+	@bash lab/build-criu.sh stock
+
+criu-cet: deps
+	@bash lab/build-criu.sh cet
+
+guest: $(GUEST_BINS)
+
+$(BUILD)/guest/bin/%: lab/guest/%.c $(GUEST_HDRS)
+	@mkdir -p $(dir $@)
+	gcc $(GUEST_CFLAGS) -o $@ $<
+
+initramfs: criu-stock criu-cet guest
+	@bash lab/mkinitramfs.sh $(INITRAMFS) $(BUILD)/guest/bin $(BUILD)/criu-stock $(BUILD)/criu-cet
+
+# One lab run by hand: make lab SUITES=basics,criu-baseline [KERNEL=patched]
+SUITES	?= basics
+KERNEL	?= stock
+lab: all
+	$(PY) lab/run.py --suites $(SUITES) --kernel $(KERNEL) --echo
+
+demo: all
+	$(PY) lab/run.py --suites demo --echo
+
+test-host: deps
+	$(PY) -m pytest -q tests -m "not lab"
+
+test: all
+	$(PY) -m pytest -v tests
+
+clean:
+	rm -rf $(BUILD)

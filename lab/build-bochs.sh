@@ -1,0 +1,36 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build Bochs 3.0 headless with CET, carrying our XRSTORS fix, into build/bochs/.
+# The binary is cached under $CRIU_CET_CACHE/bochs/<key>.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+CONFIGURE="--with-nogui --without-x11 --without-x --without-sdl2 --without-wx
+ --without-term --without-rfb --without-vncsrv --enable-x86-64 --enable-cpu-level=6
+ --enable-cet --enable-avx --enable-evex --enable-all-optimizations --disable-debugger
+ --disable-debugger-gui --disable-plugins --enable-pci --enable-cdrom --enable-a20-pin
+ --enable-fpu --disable-docbook --disable-sb16 --disable-es1370 --disable-gameport
+ --disable-usb --disable-ne2000 --disable-e1000 --disable-voodoo --disable-clgd54xx"
+
+out=$BUILD/bochs
+k=$(key -s "$(pin_sha bochs)" -s "$CONFIGURE" "$TOP"/lab/bochs/*.patch "$0")
+cached=$CACHE/bochs/$k
+if [ -x "$cached/bochs" ]; then
+	mkdir -p "$out" && cp -a "$cached/bochs" "$out/bochs"
+	say "bochs from cache ($k)"
+	exit 0
+fi
+
+tarball=$(fetch bochs)
+src=$BUILD/bochs-src
+rm -rf "$src" && mkdir -p "$src"
+tar -xf "$tarball" -C "$src" --strip-components=1
+for p in "$TOP"/lab/bochs/*.patch; do
+	patch -d "$src" -p1 --forward --quiet < "$p" || die "patch $(basename "$p") does not apply"
+done
+say "configuring and building Bochs 3.0 (key $k)"
+(cd "$src" && ./configure $CONFIGURE > configure.log 2>&1) || die "configure failed: see $src/configure.log"
+make -C "$src" -j"$(nproc)" > "$src/make.log" 2>&1 || { tail -20 "$src/make.log"; die "bochs build failed"; }
+mkdir -p "$out" && cp "$src/bochs" "$out/bochs"
+cache_store "$cached" "$src/bochs"
+say "bochs built and cached ($k)"

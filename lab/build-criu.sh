@@ -1,0 +1,44 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build CRIU 4.1.1 from Debian's orig tarball, in two flavours:
+#   stock:    unmodified, the reference every comparison is made against
+#   criu-cet: the same tree plus our overlay (criu/, images/) and the hook
+#             patches in patches/criu/
+# Result: build/criu-<flavour>/criu (and the tree it was built in).
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+flavour=${1:-stock}
+case $flavour in
+stock | cet) ;;
+*) die "unknown flavour '$flavour' (stock or cet)" ;;
+esac
+tree=$BUILD/criu-$flavour/src
+stamp=$BUILD/criu-$flavour/.stamp
+# Inputs that require a fresh tree (the overlay is re-synced on every build).
+inputs=$(key -s "$(pin_sha criu)" -s "$flavour" "$0" $( [ "$flavour" = cet ] && ls "$TOP"/patches/criu/*.patch 2>/dev/null))
+
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$inputs" ]; then
+	tarball=$(fetch criu)
+	say "unpacking CRIU 4.1.1 ($flavour)"
+	rm -rf "$tree" && mkdir -p "$tree"
+	tar -xf "$tarball" -C "$tree" --strip-components=1
+	if [ "$flavour" = cet ]; then
+		for p in $(ls "$TOP"/patches/criu/*.patch 2>/dev/null | sort); do
+			patch -d "$tree" -p1 --forward --quiet < "$p" || die "$(basename "$p") does not apply"
+		done
+	fi
+	echo "$inputs" > "$stamp"
+fi
+if [ "$flavour" = cet ]; then
+	# our subsystem lives in the repo and is copied over the tree (rsync -c only
+	# touches files whose content changed, so make rebuilds just those)
+	for d in criu images; do
+		[ -d "$TOP/$d" ] && rsync -rc --exclude=.gitkeep "$TOP/$d/" "$tree/$d/"
+	done
+fi
+say "building criu ($flavour)"
+make -C "$tree" -j"$(nproc)" NO_GNUTLS=1 criu > "$BUILD/criu-$flavour/build.log" 2>&1 ||
+	{ grep -E 'error|Error' "$BUILD/criu-$flavour/build.log" | head -20; die "criu ($flavour) build failed"; }
+cp "$tree/criu/criu" "$BUILD/criu-$flavour/criu"
+say "criu ($flavour) ready: $("$BUILD/criu-$flavour/criu" --version | head -1)"

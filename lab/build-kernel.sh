@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build the lab kernel from linux-source-6.12 into build/kernel/<flavour>/bzImage.
+#   flavour "stock":   Debian's tree + kernel/lab.config
+#   flavour "patched": the same plus kernel/patches/*.patch, built incrementally
+#                      on a copy of the stock object tree.
+# bzImages are cached under $CRIU_CET_CACHE/kernel/<key>.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+flavour=${1:-stock}
+case $flavour in
+stock) patches=() ;;
+patched) mapfile -t patches < <(ls "$TOP"/kernel/patches/*.patch 2>/dev/null | sort) ;;
+*) die "unknown flavour '$flavour' (stock or patched)" ;;
+esac
+
+out=$BUILD/kernel/$flavour
+k=$(key -s "$(pin_sha linux)" -s "$flavour" "$TOP/kernel/lab.config" "$0" ${patches[@]+"${patches[@]}"})
+cached=$CACHE/kernel/$k
+if [ -f "$cached/bzImage" ]; then
+	mkdir -p "$out" && cp "$cached/bzImage" "$cached/config" "$out/"
+	say "$flavour kernel from cache ($k)"
+	exit 0
+fi
+
+# The pristine tree, unpacked once from the pinned .deb.
+src=$BUILD/linux-src
+if [ ! -f "$src/.unpacked-$(pin_sha linux)" ]; then
+	deb=$(fetch linux)
+	say "unpacking linux-source-6.12"
+	rm -rf "$src" && mkdir -p "$src"
+	dpkg-deb --fsys-tarfile "$deb" | tar -xO --wildcards './usr/src/linux-source-6.12.tar.xz' |
+		tar -xJ -C "$src" --strip-components=1 || die "cannot unpack $deb"
+	touch "$src/.unpacked-$(pin_sha linux)"
+fi
+
+objdir=$BUILD/kernel/obj-$flavour
+tree=$src
+if [ "$flavour" = patched ]; then
+	[ -f "$BUILD/kernel/obj-stock/arch/x86/boot/bzImage" ] || "$0" stock
+	tree=$BUILD/linux-patched
+	rm -rf "$tree" "$objdir"
+	cp -al "$src" "$tree"
+	# reuse the stock objects: only what the patches touch is rebuilt
+	cp -a "$BUILD/kernel/obj-stock" "$objdir"
+	for p in ${patches[@]+"${patches[@]}"}; do
+		# patch(1) writes new files, so the hard-linked pristine tree stays intact
+		patch -d "$tree" -p1 --forward --quiet < "$p" || die "$(basename "$p") does not apply"
+	done
+else
+	mkdir -p "$objdir"
+	make -C "$tree" O="$objdir" -s tinyconfig
+	"$tree/scripts/kconfig/merge_config.sh" -m -O "$objdir" "$objdir/.config" "$TOP/kernel/lab.config" > /dev/null
+	make -C "$tree" O="$objdir" -s olddefconfig
+	# every option we asked for must have survived olddefconfig
+	lost=$(grep -E '^CONFIG_[A-Z0-9_]+=y' "$TOP/kernel/lab.config" | grep -vxFf "$objdir/.config" || true)
+	[ -z "$lost" ] || die "kernel config lost (unmet dependencies?): $(echo $lost)"
+fi
+say "building $flavour kernel (key $k)"
+make -C "$tree" O="$objdir" -j"$(nproc)" -s bzImage > "$objdir/build.log" 2>&1 ||
+	{ tail -30 "$objdir/build.log"; die "$flavour kernel build failed"; }
+mkdir -p "$out"
+cp "$objdir/arch/x86/boot/bzImage" "$out/bzImage"
+cp "$objdir/.config" "$out/config"
+cache_store "$cached" "$out/bzImage" "$out/config"
+say "$flavour kernel built and cached ($k)"

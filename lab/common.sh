@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared shell helpers for the lab's build scripts (sourced, not run).
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-$TOP/build}
+CACHE=${CRIU_CET_CACHE:-/var/cache/criu-cet}
+PY=/usr/bin/python3
+
+die() { echo "$(basename "$0"): error: $*" >&2; exit 1; }
+say() { echo "[$(basename "$0" .sh)] $*"; }
+
+# fetch NAME: print the verified path of a pinned source (lab/sources.lock)
+fetch() { "$PY" "$TOP/lab/sources.py" fetch --dest "$CACHE/downloads" "$1" || die "cannot fetch $1"; }
+
+# pin_sha NAME: the pinned sha256 of a source, part of every cache key using it
+pin_sha() { awk -v n="$1" '$1 == n { print $6 }' "$TOP/lab/sources.lock"; }
+
+# key ARGS...: cache key of input files and -s strings
+key() { "$PY" "$TOP/lab/cachekey.py" "$@" || die "cache key"; }
+
+# cache_store DIR SRC...: atomically publish files into the cache folder DIR
+cache_store() {
+	local dir=$1; shift
+	local tmp="$dir.tmp.$$"
+	mkdir -p "$tmp" && cp -a "$@" "$tmp"/ && rm -rf "$dir" && mv "$tmp" "$dir" ||
+		die "cannot write cache $dir"
+}

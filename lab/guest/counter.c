@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * counter: a tiny long-running service for checkpoint/restore checks.
+ *
+ * usage: counter FILE [shstk]
+ *
+ * Every 20 ms it walks a 32-frame recursion, bumps a counter and rewrites
+ * FILE with "count ssp status".  With "shstk" it runs on a shadow stack,
+ * turned on in main(), which therefore never returns.  A restore that loses
+ * the shadow stack makes the next return fault; a restore that keeps it makes
+ * the count go on.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "cet.h"
+
+static __attribute__((noinline)) unsigned long walk(int depth, unsigned long acc)
+{
+	if (depth)
+		acc = walk(depth - 1, acc * 31 + depth);
+	asm volatile("" : "+r"(acc));
+	return acc;
+}
+
+static void publish(int fd, unsigned long count)
+{
+	char line[128];
+	int n = snprintf(line, sizeof(line), "%lu %#lx %#lx\n", count, cet_rdssp(), cet_status());
+
+	if (ftruncate(fd, 0) || pwrite(fd, line, n, 0) != n)
+		exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	struct timespec tick = { 0, 20 * 1000 * 1000 };
+	unsigned long count = 0;
+	int fd;
+
+	if (argc < 2)
+		return 1;
+	if (argc > 2 && !strcmp(argv[2], "shstk") && CET_ENABLE_SHSTK())
+		exit(3);
+	fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		exit(4);
+	for (;;) {
+		if (walk(32, count) == 42)
+			count++;	/* keeps walk() from being optimised away */
+		publish(fd, ++count);
+		nanosleep(&tick, NULL);
+	}
+}

@@ -1,0 +1,44 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Pack the lab guest's initramfs: static busybox, our static guest programs,
+# the suites, and both CRIU builds with the shared libraries they load.
+#   usage: mkinitramfs.sh OUT.cpio.gz GUEST_BIN_DIR [CRIU_FLAVOUR_DIR...]
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+out=$1 bindir=$2
+shift 2
+root=$(mktemp -d "$BUILD/initramfs.XXXXXX")
+trap 'rm -rf "$root"' EXIT
+
+mkdir -p "$root"/{bin,sbin,usr/bin,dev,proc,sys,tmp,run,etc,lab/bin,lab/suites}
+bb=/bin/busybox
+[ -x "$bb" ] && file -L "$bb" | grep -q 'statically linked' || die "busybox-static is not installed"
+cp "$bb" "$root/bin/busybox"
+for applet in $("$bb" --list); do
+	[ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
+done
+echo 'root:x:0:0:root:/:/bin/sh' > "$root/etc/passwd"
+echo 'root:x:0:' > "$root/etc/group"
+
+install -m 0755 "$TOP/lab/guest/init" "$root/init"
+install -m 0644 "$TOP/lab/guest/lib.sh" "$root/lab/lib.sh"
+install -m 0644 "$TOP"/lab/suites/*.sh "$root/lab/suites/"
+cp -a "$bindir"/. "$root/lab/bin/"
+
+# CRIU builds: lab/criu-<flavour>/criu plus every library ldd names
+for dir in "$@"; do
+	flavour=$(basename "$dir")
+	[ -x "$dir/criu" ] || die "$dir/criu is missing"
+	mkdir -p "$root/lab/$flavour"
+	cp "$dir/criu" "$root/lab/$flavour/criu"
+	ldd "$dir/criu" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' | while read -r lib; do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -Ln "$lib" "$root$lib"
+	done
+done
+[ -d "$root/lib64" ] && [ ! -e "$root/lib" ] && mkdir -p "$root/lib"
+
+(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) | gzip -6 > "$out.tmp"
+mv "$out.tmp" "$out"
+say "initramfs $(du -h "$out" | cut -f1) -> $out"
