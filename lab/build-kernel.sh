@@ -11,7 +11,7 @@ set -euo pipefail
 flavour=${1:-stock}
 case $flavour in
 stock) patches=() ;;
-patched) mapfile -t patches < <(ls "$TOP"/kernel/patches/*.patch 2>/dev/null | sort) ;;
+patched) mapfile -t patches < <(ls "$TOP"/kernel/patches/*.patch 2>/dev/null | grep -v '/0000-cover-letter.patch$' | sort) ;;
 *) die "unknown flavour '$flavour' (stock or patched)" ;;
 esac
 

@@ -115,6 +115,8 @@ static inline int cet_proc_status_field(const char *path, const char *field, cha
 			while (*v == ' ' || *v == '\t')
 				v++;
 			flen = strcspn(v, "\n");
+			while (flen && v[flen - 1] == ' ')	/* the kernel ends lists with a space */
+				flen--;
 			if (flen >= len)
 				flen = len - 1;
 			memcpy(buf, v, flen);

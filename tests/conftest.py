@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Shared pytest fixtures: the lab runs once per session per (suites, kernel)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(TOP, "lab"))
+
+_runs = {}
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "lab: needs the emulated CET lab (Bochs)")
+
+
+def lab_run(suites, kernel="stock"):
+    """Boot the lab once for these suites; cache the parsed report."""
+    key = (suites, kernel)
+    if key not in _runs:
+        out = os.path.join(TOP, "build", "lab-results", f"{suites.replace(',', '+')}-{kernel}")
+        os.makedirs(out, exist_ok=True)
+        js = os.path.join(out, "results.json")
+        p = subprocess.run([sys.executable, os.path.join(TOP, "lab", "run.py"), "--suites", suites,
+                            "--kernel", kernel, "--json", js, "--keep", out],
+                           capture_output=True, text=True)
+        sys.stderr.write(p.stdout[-4000:])
+        if not os.path.exists(js):
+            pytest.fail(f"lab run failed to start: {p.stderr.strip()[-2000:]}")
+        with open(js) as f:
+            _runs[key] = json.load(f)
+    return _runs[key]
+
+
+class LabResults:
+    def __init__(self, data):
+        self.data = data
+        self.by_name = {r["name"]: r for r in data["results"]}
+
+    def get(self, name):
+        run = self.data
+        if run["stopped"] or not run["done"]:
+            tail = "\n".join(run["serial_tail"][-30:])
+            pytest.fail(f"lab run did not finish ({run['stopped']}); serial tail:\n{tail}")
+        if name not in self.by_name:
+            pytest.fail(f"the guest reported no result for {name}")
+        return self.by_name[name]
+
+    def expect_pass(self, name):
+        r = self.get(name)
+        if r["status"] == "SKIP":
+            pytest.skip(f"{name}: {r['detail']}")
+        assert r["status"] == "PASS", f"{name}: {r['status']} {r['detail']}"
+        return r
+
+
+@pytest.fixture(scope="session")
+def lab_basics():
+    return LabResults(lab_run("basics,criu-baseline"))
