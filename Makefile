@@ -20,7 +20,7 @@ GUEST_HDRS	:= $(wildcard lab/guest/*.h)
 INITRAMFS	:= $(BUILD)/initramfs.cpio.gz
 
 .PHONY: all deps sources bochs kernel kernel-patched criu-stock criu-cet guest initramfs \
-	demo test test-host lab clean
+	demo test test-host lab clean zdtm-cet compare
 
 all: bochs kernel criu-stock criu-cet initramfs
 
@@ -52,14 +52,23 @@ $(BUILD)/guest/bin/%: lab/guest/%.c $(GUEST_HDRS)
 	@mkdir -p $(dir $@)
 	gcc $(GUEST_CFLAGS) -o $@ $<
 
-initramfs: criu-stock criu-cet guest
-	@bash lab/mkinitramfs.sh $(INITRAMFS) $(BUILD)/guest/bin $(BUILD)/criu-stock $(BUILD)/criu-cet
+# ZDTM CET tests (test/zdtm/cet), built against CRIU's ZDTM lib, in /lab/zdtm/cet
+zdtm-cet: criu-stock
+	@bash test/zdtm/cet/lab-build.sh $(BUILD)/criu-stock/src $(BUILD)/zdtm-cet
+
+initramfs: criu-stock criu-cet guest zdtm-cet
+	@LAB_EXTRA="$(BUILD)/zdtm-cet/stage:/lab/zdtm/cet" \
+		bash lab/mkinitramfs.sh $(INITRAMFS) $(BUILD)/guest/bin $(BUILD)/criu-stock $(BUILD)/criu-cet
 
 # One lab run by hand: make lab SUITES=basics,criu-baseline [KERNEL=patched]
 SUITES	?= basics
 KERNEL	?= stock
 lab: all
 	$(PY) lab/run.py --suites $(SUITES) --kernel $(KERNEL) --echo
+
+# every ZDTM CET test in the lab with stock CRIU 4.1.1 and with criu-cet, side by side
+compare: all
+	$(PY) lab/compare.py --run
 
 demo: all
 	$(PY) lab/run.py --suites demo --echo

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Pack the lab guest's initramfs: static busybox, our static guest programs,
 # the suites, and both CRIU builds with the shared libraries they load.
-#   usage: mkinitramfs.sh OUT.cpio.gz GUEST_BIN_DIR [CRIU_FLAVOUR_DIR...]
+#   usage: [LAB_EXTRA="SRC:GUEST_DIR ..."] mkinitramfs.sh OUT.cpio.gz GUEST_BIN_DIR [CRIU_FLAVOUR_DIR...]
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -25,6 +25,12 @@ install -m 0755 "$TOP/lab/guest/init" "$root/init"
 install -m 0644 "$TOP/lab/guest/lib.sh" "$root/lab/lib.sh"
 install -m 0644 "$TOP"/lab/suites/*.sh "$root/lab/suites/"
 cp -a "$bindir"/. "$root/lab/bin/"
+# extra trees: LAB_EXTRA="SRC:GUEST_DIR ..." copies SRC's contents to GUEST_DIR
+for pair in ${LAB_EXTRA:-}; do
+	[ -d "${pair%%:*}" ] || die "LAB_EXTRA: ${pair%%:*} is missing"
+	mkdir -p "$root${pair#*:}"
+	cp -a "${pair%%:*}"/. "$root${pair#*:}/"
+done
 
 # CRIU builds: lab/criu-<flavour>/criu plus every library ldd names
 for dir in "$@"; do

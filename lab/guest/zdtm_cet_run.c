@@ -1,0 +1,801 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * zdtm_cet_run: drive ZDTM test binaries inside the lab guest the way
+ * zdtm.py does (python does not fit in the guest), and print one lab line
+ * per test:   @@LAB PASS|FAIL|SKIP zdtm.cet.<test>.<flavour> <detail>
+ *
+ *   zdtm_cet_run --flavour NAME (--criu PATH | --nocr) [--dir DIR]
+ *                [--list FILE] [--work DIR] [--only TEST,...]
+ *
+ * For each test of the list (lines "NAME [cycles=N] [usr2] [plain]"):
+ *  - start it as zdtm.py's Makefile rule does (NAME --pidfile=NAME.pid
+ *    --outfile=NAME.out in a work directory, as ZDTM's non-root uid), and
+ *    wait for the launcher: the test daemonised and wrote its pidfile;
+ *  - unless --nocr, N times (cycles=N, default 1): record the tree's CET
+ *    state as /proc shows it (x86_Thread_features and _locked of every
+ *    thread, the ss mappings of every process), criu dump, reap the dumped
+ *    tree, criu restore --restore-detached, check the task is alive and
+ *    that the recorded state is back exactly; with usr2, SIGUSR2 after each
+ *    restore (the test re-verifies itself);
+ *  - SIGTERM, wait for the test to exit, and take its verdict from the last
+ *    line of NAME.out (PASS there, as zdtm.py checks).
+ * FAIL details are the first error: a CRIU log's first Error line, how the
+ * task died (with the kernel's report), the first state difference, or the
+ * test's first FAIL/ERR line.  The runner is a child subreaper, so the
+ * daemonised and restored tests are its children and are always reaped.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/klog.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+/* details are cut to one console line on purpose; paths are short */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+#define DETAIL_MAX 240
+#define MAX_PIDS   64
+#define STATE_MAX  (16 << 10)
+
+static const char *flavour, *criu, *testdir = "/lab/zdtm/cet", *list, *workroot = "/tmp/zdtm-cet", *only;
+static int nocr, have_shstk;
+
+struct test {
+	char name[64];
+	int cycles, usr2, plain;
+};
+
+/* ---- small helpers ---- */
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void msleep(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static int read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), n, off = 0;
+
+	if (fd < 0)
+		return -1;
+	while (off < (int)len - 1 && (n = read(fd, buf + off, len - 1 - off)) > 0)
+		off += n;
+	close(fd);
+	buf[off] = '\0';
+	return off;
+}
+
+/* one line for the console: no control characters, bounded */
+static void clean(char *s, size_t max)
+{
+	char *p;
+
+	for (p = s; *p; p++)
+		if ((unsigned char)*p < ' ')
+			*p = ' ';
+	if (strlen(s) > max)
+		strcpy(s + max - 3, "...");
+}
+
+static void report(const char *status, const struct test *t, const char *fmt, ...)
+{
+	char detail[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	clean(detail, DETAIL_MAX);
+	printf("@@LAB %s zdtm.cet.%s.%s %s\n", status, t->name, flavour, detail);
+	fflush(stdout);
+}
+
+static const char *sig_name(int sig)
+{
+	static char buf[16];
+
+	switch (sig) {
+	case SIGSEGV: return "SIGSEGV";
+	case SIGILL: return "SIGILL";
+	case SIGBUS: return "SIGBUS";
+	case SIGABRT: return "SIGABRT";
+	case SIGKILL: return "SIGKILL";
+	case SIGTERM: return "SIGTERM";
+	case SIGTRAP: return "SIGTRAP";
+	}
+	snprintf(buf, sizeof(buf), "signal %d", sig);
+	return buf;
+}
+
+static void describe_status(int status, char *buf, size_t len)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, len, "exited %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "killed by %s", sig_name(WTERMSIG(status)));
+	else
+		snprintf(buf, len, "status %#x", status);
+}
+
+/* The kernel's last report (control protection, segfault) about one of @pids */
+static void kernel_report(const int *pids, int nr, char *out, size_t len)
+{
+	static char log[1 << 17];
+	char needle[32], *line, *best = NULL, *save;
+	int n, i;
+
+	out[0] = '\0';
+	n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, log, sizeof(log) - 1);
+	if (n <= 0)
+		return;
+	log[n] = '\0';
+	for (line = strtok_r(log, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strstr(line, "control protection") && !strstr(line, "segfault") && !strstr(line, "traps:") &&
+		    !strstr(line, "general protection"))
+			continue;
+		for (i = 0; i < nr; i++) {
+			snprintf(needle, sizeof(needle), "[%d]", pids[i]);
+			if (strstr(line, needle))
+				best = line;
+		}
+	}
+	if (best) {
+		char *p = strstr(best, "] ");
+
+		snprintf(out, len, "%s", p ? p + 2 : best);
+	}
+}
+
+/* A message of the test's output without its "HH:MM:SS.mmm:   PID: " prefix */
+static char *strip_msg(char *line)
+{
+	char *p = line;
+	int colons = 0;
+
+	if (strlen(line) > 14 && line[2] == ':' && line[5] == ':' && line[8] == '.') {
+		while (*p && colons < 4)
+			if (*p++ == ':')
+				colons++;
+		while (*p == ' ')
+			p++;
+	}
+	if ((line = strstr(p, " (errno = ")))
+		*line = '\0';
+	return p;
+}
+
+/*
+ * The test's output: the verdict (last line has PASS), its first FAIL/ERR
+ * line, a SKIP line and the last informative line.
+ */
+struct verdict {
+	int found, pass, skip;
+	char first_err[512], skip_why[512], info[512];
+};
+
+static void read_verdict(const char *work, const char *name, struct verdict *v)
+{
+	static char buf[64 << 10];
+	char path[512], *line, *save, *last = NULL;
+
+	memset(v, 0, sizeof(*v));
+	snprintf(path, sizeof(path), "%s/%s.out", work, name);
+	if (read_file(path, buf, sizeof(buf)) < 0) {
+		snprintf(path, sizeof(path), "%s/%s.out.inprogress", work, name);
+		if (read_file(path, buf, sizeof(buf)) < 0)
+			return;
+	}
+	v->found = 1;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *m = strip_msg(line);
+
+		last = m;
+		if (!v->first_err[0] && (!strncmp(m, "FAIL:", 5) || !strncmp(m, "ERR:", 4)))
+			snprintf(v->first_err, sizeof(v->first_err), "%s", m);
+		else if (!v->skip_why[0] && !strncmp(m, "SKIP:", 5))
+			snprintf(v->skip_why, sizeof(v->skip_why), "%s", m);
+		else if (strcmp(m, "PASS") && strncmp(m, "check ", 6))
+			snprintf(v->info, sizeof(v->info), "%s", m);
+	}
+	/* zdtm.py: 'PASS' is a word of the last line */
+	if (last) {
+		char *w, *s2, copy[512];
+
+		snprintf(copy, sizeof(copy), "%s", last);
+		for (w = strtok_r(copy, " \t", &s2); w; w = strtok_r(NULL, " \t", &s2))
+			if (!strcmp(w, "PASS"))
+				v->pass = 1;
+	}
+	v->skip = !v->pass && v->skip_why[0];
+}
+
+/* First line of a CRIU log that says Error (zdtm.py greps for it too) */
+static void criu_error(const char *log, char *out, size_t len)
+{
+	char line[512];
+	FILE *f = fopen(log, "re");
+
+	snprintf(out, len, "no Error line in %s", log);
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "Error") || strstr(line, "error")) {
+			char *p = line;
+
+			/* "(00.012345) Error (criu/x.c:12): ..." -> from "Error" on */
+			if (line[0] == '(' && (p = strchr(line, ')')))
+				p += 2;
+			else
+				p = line;
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(out, len, "%s", p);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+/* ---- processes ---- */
+
+/* fork + exec argv in @cwd with stdout/stderr to @out; returns pid */
+static pid_t spawn(char *const argv[], const char *cwd, const char *out, int zdtm_env)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd;
+
+		if (chdir(cwd))
+			_exit(126);
+		fd = open(out, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+			close(fd);
+		}
+		fd = open("/dev/null", O_RDONLY);
+		if (fd >= 0 && fd != 0) {
+			dup2(fd, 0);
+			close(fd);
+		}
+		if (zdtm_env) {
+			/* as zdtm.py runs tests without the 'suid' flag */
+			setenv("ZDTM_UID", "18943", 1);
+			setenv("ZDTM_GID", "58467", 1);
+			setenv("ZDTM_GROUPS", "27495 48244", 1);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* wait for @pid up to @timeout s; 0 and *status when it ended, -1 on timeout */
+static int wait_timeout(pid_t pid, int *status, double timeout)
+{
+	double end = now() + timeout;
+
+	while (1) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+
+		if (r == pid)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -2;
+		if (now() > end)
+			return -1;
+		msleep(10);
+	}
+}
+
+static int exists(pid_t pid)
+{
+	return kill(pid, 0) == 0 || errno != ESRCH;
+}
+
+/* reap whatever ended (orphans of the test tree end up with us) */
+static void reap_all(void)
+{
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+/* wait until none of @pids exists any more (they are reaped as they go) */
+static int wait_gone(const int *pids, int nr, double timeout)
+{
+	double end = now() + timeout;
+	int i, left;
+
+	do {
+		reap_all();
+		for (left = 0, i = 0; i < nr; i++)
+			left += exists(pids[i]);
+		if (!left)
+			return 0;
+		msleep(10);
+	} while (now() < end);
+	return -1;
+}
+
+static void kill_tree(const int *pids, int nr)
+{
+	int i;
+
+	for (i = 0; i < nr; i++)
+		if (pids[i] > 1 && exists(pids[i]))
+			kill(pids[i], SIGKILL);
+	wait_gone(pids, nr, 10);
+}
+
+/* ---- the CET state of a process tree, as /proc shows it ---- */
+
+static int tree_pids(int root, int *pids, int max)
+{
+	int nr = 0, i;
+
+	pids[nr++] = root;
+	for (i = 0; i < nr; i++) {
+		char path[64], buf[4096], *tok, *save;
+		DIR *d;
+		struct dirent *de;
+
+		snprintf(path, sizeof(path), "/proc/%d/task", pids[i]);
+		d = opendir(path);
+		if (!d)
+			continue;
+		while ((de = readdir(d))) {
+			char cpath[128];
+
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(cpath, sizeof(cpath), "/proc/%d/task/%s/children", pids[i], de->d_name);
+			if (read_file(cpath, buf, sizeof(buf)) <= 0)
+				continue;
+			for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+				if (nr < max)
+					pids[nr++] = atoi(tok);
+		}
+		closedir(d);
+	}
+	return nr;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+static void status_field(const char *path, const char *field, char *out, size_t len)
+{
+	char buf[4096], *p, key[64];
+	size_t n;
+
+	snprintf(out, len, "-");
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return;
+	snprintf(key, sizeof(key), "\n%s:", field);
+	p = strstr(buf, key);
+	if (!p)
+		return;
+	p += strlen(key);
+	while (*p == ' ' || *p == '\t')
+		p++;
+	n = strcspn(p, "\n");
+	while (n && p[n - 1] == ' ')
+		n--;
+	snprintf(out, len, "'%.*s'", (int)n, p);
+}
+
+/*
+ * One line per thread ("pid/tid features 'x' locked 'y'") and per shadow-stack
+ * mapping ("pid ss start-end").  Returns the number of pids in the tree.
+ */
+static int tree_state(int root, char *out, size_t len, int *pids)
+{
+	int nr = tree_pids(root, pids, MAX_PIDS), i;
+	size_t off = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < nr; i++) {
+		char path[128], feat[128], lock[128], line[512], range[64] = "";
+		int tids[256], nt = 0, j;
+		struct dirent *de;
+		FILE *f;
+		DIR *d;
+
+		snprintf(path, sizeof(path), "/proc/%d/task", pids[i]);
+		d = opendir(path);
+		if (!d) {
+			off += snprintf(out + off, len - off, "%d gone\n", pids[i]);
+			continue;
+		}
+		while ((de = readdir(d)) && nt < 256)
+			if (de->d_name[0] != '.')
+				tids[nt++] = atoi(de->d_name);
+		closedir(d);
+		qsort(tids, nt, sizeof(int), cmp_int);
+		for (j = 0; j < nt && off < len; j++) {
+			snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pids[i], tids[j]);
+			status_field(path, "x86_Thread_features", feat, sizeof(feat));
+			status_field(path, "x86_Thread_features_locked", lock, sizeof(lock));
+			off += snprintf(out + off, len - off, "%d/%d features %s locked %s\n", pids[i], tids[j], feat,
+					lock);
+		}
+		snprintf(path, sizeof(path), "/proc/%d/smaps", pids[i]);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f) && off < len) {
+			char r[64], perms[8];
+
+			if (sscanf(line, "%63s %7s", r, perms) == 2 && strchr(r, '-') && strlen(perms) == 4) {
+				snprintf(range, sizeof(range), "%s", r);
+				continue;
+			}
+			if (!strncmp(line, "VmFlags:", 8) && strstr(line, " ss"))
+				off += snprintf(out + off, len - off, "%d ss %s\n", pids[i], range);
+		}
+		fclose(f);
+	}
+	return nr;
+}
+
+/* the first line that differs between two states, for a one-line detail */
+static void state_diff(const char *a, const char *b, char *out, size_t len)
+{
+	while (*a || *b) {
+		size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
+
+		if (la != lb || strncmp(a, b, la)) {
+			snprintf(out, len, "before '%.*s', after '%.*s'", (int)la, la ? a : "(nothing)", (int)lb,
+				 lb ? b : "(nothing)");
+			return;
+		}
+		a += la + (a[la] == '\n');
+		b += lb + (b[lb] == '\n');
+	}
+	snprintf(out, len, "identical");
+}
+
+/* ---- one test ---- */
+
+static int run_criu(const char *action, const char *work, const char *imgdir, int pid, char *err, size_t errlen)
+{
+	char tstr[16], log[600], rpid[600], out[600];
+	char *argv[20];
+	int n = 0, status, r;
+	pid_t c;
+
+	argv[n++] = (char *)criu;
+	argv[n++] = (char *)action;
+	argv[n++] = "--no-default-config";
+	argv[n++] = "-D";
+	argv[n++] = (char *)imgdir;
+	argv[n++] = "-o";
+	argv[n++] = !strcmp(action, "dump") ? "dump.log" : "restore.log";
+	argv[n++] = "-v4";
+	if (!strcmp(action, "dump")) {
+		snprintf(tstr, sizeof(tstr), "%d", pid);
+		argv[n++] = "-t";
+		argv[n++] = tstr;
+		argv[n++] = "--timeout";
+		argv[n++] = "10";
+	} else {
+		snprintf(rpid, sizeof(rpid), "%s/restore.pid", work);
+		unlink(rpid);
+		argv[n++] = "--restore-detached";
+		argv[n++] = "--pidfile";
+		argv[n++] = rpid;
+	}
+	argv[n] = NULL;
+	snprintf(out, sizeof(out), "%s/criu.out", work);
+	c = spawn(argv, work, out, 0);
+	if (c < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		return -1;
+	}
+	r = wait_timeout(c, &status, 120);
+	if (r) {
+		kill(c, SIGKILL);
+		waitpid(c, NULL, 0);
+		snprintf(err, errlen, "criu %s did not finish in 120 s", action);
+		return -1;
+	}
+	if (status) {
+		char why[32];
+
+		snprintf(log, sizeof(log), "%s/%s.log", imgdir, action);
+		criu_error(log, err, errlen);
+		describe_status(status, why, sizeof(why));
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 1) {
+			size_t l = strlen(err);
+
+			snprintf(err + l, errlen - l, " [criu %s]", why);
+		}
+		return -1;
+	}
+	return 0;
+}
+
+static void run_test(const struct test *t)
+{
+	static char before[STATE_MAX], after[STATE_MAX];
+	char work[256], bin[256], pidfile[300], outarg[300], pidarg[300], buf[64], out[300];
+	char cmd[600], problem[700] = "", kern[300], diff[600], why[64], info[300] = "";
+	int pids[MAX_PIDS], npids = 0, status, cycle = 0, r, usr2_sent = 0;
+	struct verdict v;
+	struct stat st;
+	pid_t launcher, pid;
+
+	snprintf(bin, sizeof(bin), "%s/%s", testdir, t->name);
+	if (stat(bin, &st)) {
+		report("FAIL", t, "%s is missing (not built?)", bin);
+		return;
+	}
+	if (!t->plain && !have_shstk) {
+		report("SKIP", t, "no user_shstk in /proc/cpuinfo");
+		return;
+	}
+	if (!nocr && access(criu, X_OK)) {
+		report("SKIP", t, "no CRIU at %s", criu);
+		return;
+	}
+
+	snprintf(work, sizeof(work), "%s/%s/%s", workroot, flavour, t->name);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", work);
+	if (system(cmd)) {
+		report("FAIL", t, "cannot clean %s", work);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s", work);
+	if (system(cmd) || chmod(work, 0777)) {
+		report("FAIL", t, "cannot create %s", work);
+		return;
+	}
+
+	/* start: what "make NAME.pid" does for zdtm.py */
+	snprintf(pidarg, sizeof(pidarg), "--pidfile=%s.pid", t->name);
+	snprintf(outarg, sizeof(outarg), "--outfile=%s.out", t->name);
+	snprintf(out, sizeof(out), "%s/launcher.out", work);
+	{
+		char *argv[] = { bin, pidarg, outarg, NULL };
+
+		launcher = spawn(argv, work, out, 1);
+	}
+	r = wait_timeout(launcher, &status, 60);
+	if (r || status) {
+		if (r)
+			kill(launcher, SIGKILL);
+		reap_all();
+		read_verdict(work, t->name, &v);
+		if (v.skip)
+			report("SKIP", t, "%s", v.skip_why);
+		else
+			report("FAIL", t, "start: %s", v.first_err[0] ? v.first_err : "the test did not daemonise");
+		return;
+	}
+	snprintf(pidfile, sizeof(pidfile), "%s/%s.pid", work, t->name);
+	if (read_file(pidfile, buf, sizeof(buf)) <= 0 || (pid = atoi(buf)) <= 0) {
+		report("FAIL", t, "start: no pid in %s", pidfile);
+		return;
+	}
+	npids = tree_state(pid, before, sizeof(before), pids);
+
+	if (nocr) {
+		for (cycle = 0; cycle < t->cycles && t->usr2; cycle++) {
+			kill(pid, SIGUSR2);
+			usr2_sent++;
+			msleep(200);
+		}
+	}
+	for (cycle = 1; !nocr && cycle <= t->cycles; cycle++) {
+		char img[300], err[400];
+		int rpid;
+
+		npids = tree_state(pid, before, sizeof(before), pids);
+		snprintf(img, sizeof(img), "%s/img%d", work, cycle);
+		mkdir(img, 0777);
+		if (run_criu("dump", work, img, pid, err, sizeof(err))) {
+			snprintf(problem, sizeof(problem), "cycle %d: dump failed: %s", cycle, err);
+			break;
+		}
+		/* the dumped tree is killed by criu; reap it so its pids are free */
+		if (wait_gone(pids, npids, 20)) {
+			snprintf(problem, sizeof(problem), "cycle %d: the dumped tree did not go away", cycle);
+			break;
+		}
+		if (run_criu("restore", work, img, pid, err, sizeof(err))) {
+			snprintf(problem, sizeof(problem), "cycle %d: restore failed: %s", cycle, err);
+			reap_all();
+			pid = 0;
+			break;
+		}
+		snprintf(img, sizeof(img), "%s/restore.pid", work);
+		rpid = read_file(img, buf, sizeof(buf)) > 0 ? atoi(buf) : 0;
+		if (rpid != pid) {
+			snprintf(problem, sizeof(problem), "cycle %d: restored pid %d, dumped %d", cycle, rpid, pid);
+			break;
+		}
+		msleep(100);
+		if (t->usr2 && waitpid(pid, &status, WNOHANG) == 0) {
+			kill(pid, SIGUSR2);
+			usr2_sent++;
+			msleep(300);
+		}
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			describe_status(status, why, sizeof(why));
+			kernel_report(pids, npids, kern, sizeof(kern));
+			snprintf(problem, sizeof(problem), "cycle %d: restore succeeded, then the task %s%s%s", cycle,
+				 why, kern[0] ? ": " : "", kern);
+			pid = 0;
+			break;
+		}
+		tree_state(pid, after, sizeof(after), pids);
+		if (strcmp(before, after)) {
+			state_diff(before, after, diff, sizeof(diff));
+			snprintf(problem, sizeof(problem), "cycle %d: CET state changed: %s", cycle, diff);
+			break;
+		}
+	}
+	if (cycle > t->cycles)
+		cycle = t->cycles;
+
+	/* stop: SIGTERM, wait for the test to exit, read its verdict */
+	if (pid > 0) {
+		kill(pid, SIGTERM);
+		r = wait_timeout(pid, &status, 60);
+		if (r) {
+			kill_tree(pids, npids);
+			if (!problem[0])
+				snprintf(problem, sizeof(problem), "the test did not exit within 60 s of SIGTERM");
+		} else if (!problem[0] && (!WIFEXITED(status) || WEXITSTATUS(status))) {
+			describe_status(status, why, sizeof(why));
+			kernel_report(pids, npids, kern, sizeof(kern));
+			snprintf(info, sizeof(info), "test %s%s%s", why, kern[0] ? ": " : "", kern);
+		}
+	}
+	kill_tree(pids, npids);
+	read_verdict(work, t->name, &v);
+
+	if (problem[0]) {
+		report("FAIL", t, "%s%s%s", problem, v.first_err[0] ? "; test: " : "", v.first_err);
+	} else if (!v.found) {
+		report("FAIL", t, "no output file; %s", info[0] ? info : "test vanished");
+	} else if (v.pass) {
+		if (nocr)
+			report("PASS", t, "no C/R%s: %s", usr2_sent ? " (SIGUSR2 checks)" : "", v.info);
+		else
+			report("PASS", t, "%d C/R cycle%s, state kept: %s", t->cycles, t->cycles > 1 ? "s" : "",
+			       v.info);
+	} else if (v.skip) {
+		report("SKIP", t, "%s", v.skip_why);
+	} else {
+		report("FAIL", t, "%s%s%s", v.first_err[0] ? v.first_err : "no PASS in the output",
+		       info[0] ? "; " : "", info);
+	}
+}
+
+/* ---- main ---- */
+
+static int parse_list(struct test *tests, int max)
+{
+	char line[256];
+	FILE *f = fopen(list, "re");
+	int nr = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f) && nr < max) {
+		struct test *t = &tests[nr];
+		char *tok, *save;
+
+		line[strcspn(line, "#\n")] = '\0';
+		tok = strtok_r(line, " \t", &save);
+		if (!tok)
+			continue;
+		memset(t, 0, sizeof(*t));
+		snprintf(t->name, sizeof(t->name), "%s", tok);
+		t->cycles = 1;
+		while ((tok = strtok_r(NULL, " \t", &save))) {
+			if (!strncmp(tok, "cycles=", 7))
+				t->cycles = atoi(tok + 7) > 0 ? atoi(tok + 7) : 1;
+			else if (!strcmp(tok, "usr2"))
+				t->usr2 = 1;
+			else if (!strcmp(tok, "plain"))
+				t->plain = 1;
+		}
+		if (only) {
+			char pat[80];
+
+			snprintf(pat, sizeof(pat), ",%s,", t->name);
+			if (!strstr(only, pat))
+				continue;
+		}
+		nr++;
+	}
+	fclose(f);
+	return nr;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: zdtm_cet_run --flavour NAME (--criu PATH | --nocr) [--dir DIR] [--list FILE]\n"
+			"                    [--work DIR] [--only TEST,...]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static struct test tests[64];
+	char cpuinfo[1 << 16], listbuf[300], onlybuf[1024];
+	int i, nr;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--nocr")) {
+			nocr = 1;
+			continue;
+		}
+		if (!v)
+			usage();
+		if (!strcmp(a, "--flavour"))
+			flavour = v;
+		else if (!strcmp(a, "--criu"))
+			criu = v;
+		else if (!strcmp(a, "--dir"))
+			testdir = v;
+		else if (!strcmp(a, "--list"))
+			list = v;
+		else if (!strcmp(a, "--work"))
+			workroot = v;
+		else if (!strcmp(a, "--only")) {
+			snprintf(onlybuf, sizeof(onlybuf), ",%s,", v);
+			only = onlybuf;
+		} else
+			usage();
+		i++;
+	}
+	if (!flavour || (!criu && !nocr))
+		usage();
+	if (!list) {
+		snprintf(listbuf, sizeof(listbuf), "%s/lab.list", testdir);
+		list = listbuf;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1)) {
+		perror("PR_SET_CHILD_SUBREAPER");
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	have_shstk = read_file("/proc/cpuinfo", cpuinfo, sizeof(cpuinfo)) > 0 && strstr(cpuinfo, " user_shstk");
+
+	nr = parse_list(tests, 64);
+	if (nr <= 0) {
+		printf("@@LAB FAIL zdtm.cet.%s no tests in %s\n", flavour, list);
+		return 1;
+	}
+	for (i = 0; i < nr; i++)
+		run_test(&tests[i]);
+	return 0;
+}

@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the ZDTM CET (x86 user shadow stack) tests.
+ *
+ * Header-only on purpose: the directory is meant to be dropped into CRIU's
+ * test/zdtm/ and built by its Makefile.inc with no change to lib/.
+ *
+ * Rules every test follows (glibc 2.36 has no shadow-stack support):
+ *  - the shadow stack is enabled with an inline syscall (cet_enable()) from
+ *    main() after test_init(), and main() never returns (it ends in exit()):
+ *    the frames below the enabling one have no shadow-stack entries;
+ *  - state is recorded at a point before the checkpoint and read again at the
+ *    same point (same frame) after restore, so SSPs must be equal.
+ */
+#ifndef ZDTM_CET_LIB_H
+#define ZDTM_CET_LIB_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#include "zdtmtst.h"
+
+#ifndef ARCH_SHSTK_ENABLE
+#define ARCH_SHSTK_ENABLE  0x5001
+#define ARCH_SHSTK_DISABLE 0x5002
+#define ARCH_SHSTK_LOCK	   0x5003
+#define ARCH_SHSTK_UNLOCK  0x5004
+#define ARCH_SHSTK_STATUS  0x5005
+#endif
+#ifndef ARCH_SHSTK_SHSTK
+#define ARCH_SHSTK_SHSTK (1UL << 0)
+#define ARCH_SHSTK_WRSS	 (1UL << 1)
+#endif
+#ifndef __NR_map_shadow_stack
+#define __NR_map_shadow_stack 453
+#endif
+#ifndef SHADOW_STACK_SET_TOKEN
+#define SHADOW_STACK_SET_TOKEN (1UL << 0)
+#endif
+#ifndef SEGV_CPERR
+#define SEGV_CPERR 10
+#endif
+
+#define CET_NOINLINE __attribute__((noinline))
+#define CET_INLINE   inline __attribute__((always_inline))
+
+/* arch_prctl as a raw syscall instruction: returns -errno, never calls glibc */
+static CET_INLINE long cet_prctl(unsigned long op, unsigned long arg)
+{
+	long ret;
+
+	asm volatile("syscall" : "=a"(ret) : "a"(SYS_arch_prctl), "D"(op), "S"(arg) : "rcx", "r11", "memory");
+	return ret;
+}
+
+/*
+ * Turn the shadow stack on for the calling thread.  Expand it only in a frame
+ * that never returns (main() ending in exit()).
+ */
+#define cet_enable() cet_prctl(ARCH_SHSTK_ENABLE, ARCH_SHSTK_SHSTK)
+
+/* ARCH_SHSTK_STATUS of the calling thread, ~0UL if the call fails */
+static inline unsigned long cet_status(void)
+{
+	unsigned long features = 0;
+
+	if (cet_prctl(ARCH_SHSTK_STATUS, (unsigned long)&features))
+		return ~0UL;
+	return features;
+}
+
+/* The shadow-stack pointer, 0 when shadow stacks are off (rdssp is a nop) */
+static CET_INLINE unsigned long cet_rdssp(void)
+{
+	unsigned long ssp = 0;
+
+	asm volatile("rdsspq %0" : "+r"(ssp) : : "memory");
+	return ssp;
+}
+
+/* One shadow-stack word written with WRSS (SIGILL when WRSS is off) */
+static CET_INLINE void cet_wrss(unsigned long *addr, unsigned long val)
+{
+	asm volatile("wrssq %1, (%0)" : : "r"(addr), "r"(val) : "memory");
+}
+
+static inline void *cet_map_shadow_stack(unsigned long size, unsigned long flags)
+{
+	return (void *)syscall(__NR_map_shadow_stack, 0UL, size, flags);
+}
+
+/* The value of a 64-bit restore token that lives at @addr */
+static inline unsigned long cet_token_at(unsigned long addr)
+{
+	return (addr + 8) | 1UL;
+}
+
+/* "x86_Thread_features" and the like, from a /proc status file */
+static inline int cet_status_field(const char *path, const char *field, char *buf, size_t len)
+{
+	char line[256];
+	size_t flen = strlen(field);
+	FILE *f = fopen(path, "r");
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, field, flen) && line[flen] == ':') {
+			char *v = line + flen + 1;
+
+			while (*v == ' ' || *v == '\t')
+				v++;
+			flen = strcspn(v, "\n");
+			while (flen && v[flen - 1] == ' ') /* the kernel ends lists with a space */
+				flen--;
+			if (flen >= len)
+				flen = len - 1;
+			memcpy(buf, v, flen);
+			buf[flen] = '\0';
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/* Shadow-stack mappings of the process: VMAs whose smaps VmFlags have "ss" */
+#define CET_MAX_SS 64
+struct cet_ss_maps {
+	int nr;
+	unsigned long start[CET_MAX_SS], end[CET_MAX_SS];
+};
+
+static inline int cet_ss_maps(struct cet_ss_maps *m)
+{
+	char line[512], perms[8];
+	unsigned long start = 0, end = 0;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	m->nr = 0;
+	if (!f) {
+		pr_perror("open /proc/self/smaps");
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) == 3)
+			continue;
+		if (strncmp(line, "VmFlags:", 8) || !strstr(line, " ss"))
+			continue;
+		if (m->nr == CET_MAX_SS)
+			break;
+		m->start[m->nr] = start;
+		m->end[m->nr] = end;
+		m->nr++;
+	}
+	fclose(f);
+	return 0;
+}
+
+/* The ss mapping that holds @addr: its index in @m, -1 if none */
+static inline int cet_ss_find(const struct cet_ss_maps *m, unsigned long addr)
+{
+	int i;
+
+	for (i = 0; i < m->nr; i++)
+		if (addr >= m->start[i] && addr < m->end[i])
+			return i;
+	return -1;
+}
+
+static inline int cet_ss_maps_cmp(const struct cet_ss_maps *a, const struct cet_ss_maps *b, const char *who)
+{
+	int i;
+
+	if (a->nr != b->nr) {
+		fail("%s: %d shadow-stack mappings before the dump, %d after", who, a->nr, b->nr);
+		return 1;
+	}
+	for (i = 0; i < a->nr; i++) {
+		if (a->start[i] != b->start[i] || a->end[i] != b->end[i]) {
+			fail("%s: ss mapping %lx-%lx became %lx-%lx", who, a->start[i], a->end[i], b->start[i],
+			     b->end[i]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * What one thread can see of its own CET state.  cet_thread_state() must be
+ * called from the same frame before and after the checkpoint: it records the
+ * SSP of its own frame, one entry below the caller's.
+ */
+struct cet_thread_state {
+	unsigned long status;	/* ARCH_SHSTK_STATUS */
+	char features[64];	/* x86_Thread_features */
+	char locked[64];	/* x86_Thread_features_locked */
+	unsigned long ssp;
+	unsigned long ss_start, ss_end; /* the ss mapping holding ssp */
+	unsigned long depth;		/* used entries above ssp: (ss_end - ssp) / 8 */
+};
+
+static CET_NOINLINE int cet_thread_state(struct cet_thread_state *s)
+{
+	struct cet_ss_maps m;
+	int i;
+
+	memset(s, 0, sizeof(*s));
+	s->ssp = cet_rdssp();
+	s->status = cet_status();
+	/* a kernel without user shadow stacks has neither field: they stay "" */
+	cet_status_field("/proc/thread-self/status", "x86_Thread_features", s->features, sizeof(s->features));
+	cet_status_field("/proc/thread-self/status", "x86_Thread_features_locked", s->locked, sizeof(s->locked));
+	if (cet_ss_maps(&m))
+		return -1;
+	i = cet_ss_find(&m, s->ssp);
+	if (i >= 0) {
+		s->ss_start = m.start[i];
+		s->ss_end = m.end[i];
+		s->depth = (s->ss_end - s->ssp) / 8;
+	}
+	return 0;
+}
+
+static inline int cet_thread_state_cmp(const struct cet_thread_state *a, const struct cet_thread_state *b,
+				       const char *who)
+{
+	int bad = 0;
+
+	if (a->status != b->status)
+		bad |= fail("%s: ARCH_SHSTK_STATUS %#lx before the dump, %#lx after", who, a->status, b->status);
+	if (strcmp(a->features, b->features))
+		bad |= fail("%s: x86_Thread_features '%s' became '%s'", who, a->features, b->features);
+	if (strcmp(a->locked, b->locked))
+		bad |= fail("%s: x86_Thread_features_locked '%s' became '%s'", who, a->locked, b->locked);
+	if (a->ssp != b->ssp)
+		bad |= fail("%s: SSP %#lx before the dump, %#lx after", who, a->ssp, b->ssp);
+	if (a->ss_start != b->ss_start || a->ss_end != b->ss_end)
+		bad |= fail("%s: the shadow stack %lx-%lx became %lx-%lx", who, a->ss_start, a->ss_end, b->ss_start,
+			    b->ss_end);
+	if (a->depth != b->depth)
+		bad |= fail("%s: shadow-stack depth %lu became %lu", who, a->depth, b->depth);
+	return bad;
+}
+
+/* Expect a given state; @want_features is the x86_Thread_features text */
+static inline int cet_thread_state_expect(const struct cet_thread_state *s, unsigned long want_status,
+					  const char *want_features, const char *want_locked, const char *who)
+{
+	int bad = 0;
+
+	if (s->status != want_status)
+		bad |= fail("%s: ARCH_SHSTK_STATUS %#lx, expected %#lx", who, s->status, want_status);
+	if (strcmp(s->features, want_features))
+		bad |= fail("%s: x86_Thread_features '%s', expected '%s'", who, s->features, want_features);
+	if (strcmp(s->locked, want_locked))
+		bad |= fail("%s: x86_Thread_features_locked '%s', expected '%s'", who, s->locked, want_locked);
+	if (want_status != ~0UL && (want_status & ARCH_SHSTK_SHSTK)) {
+		if (!s->ssp || !s->ss_end)
+			bad |= fail("%s: SSP %#lx is not in a shadow-stack mapping", who, s->ssp);
+	} else if (s->ssp) {
+		bad |= fail("%s: SSP %#lx with the shadow stack off", who, s->ssp);
+	}
+	return bad;
+}
+
+/*
+ * A recursion that leaves one shadow-stack entry per frame and checks every
+ * frame on the way back: its SSP (recorded on the way down) and a value it
+ * keeps in its regular-stack frame.  bottom() runs at the deepest frame; that
+ * is where the tests wait to be checkpointed.
+ */
+struct cet_rec {
+	int max;			/* frames below the first call */
+	unsigned long *ssp_at;		/* SSP of each frame, recorded on the way down */
+	int (*bottom)(struct cet_rec *r);
+	void *arg;
+	int bad_frames;			/* frames whose SSP or local changed */
+	int first_bad;
+	unsigned long first_bad_ssp;
+};
+
+static inline unsigned long cet_rec_mix(unsigned long depth)
+{
+	return depth * 0x9e3779b97f4a7c15UL ^ (depth << 7);
+}
+
+static CET_NOINLINE unsigned long cet_rec_frame(struct cet_rec *r, int depth)
+{
+	volatile unsigned long mine = cet_rec_mix(depth);
+	unsigned long below, ssp;
+
+	r->ssp_at[depth] = cet_rdssp();
+	if (depth == r->max)
+		below = r->bottom(r) ? 1 : 0;
+	else
+		below = cet_rec_frame(r, depth + 1);
+	ssp = cet_rdssp();
+	if (ssp != r->ssp_at[depth] || mine != cet_rec_mix(depth)) {
+		if (!r->bad_frames++) {
+			r->first_bad = depth;
+			r->first_bad_ssp = ssp;
+		}
+	}
+	asm volatile("" : "+r"(below)); /* keep the frame: no tail call, no loop */
+	return below * 31 + mine;
+}
+
+/* What cet_rec_run() returns when every frame is intact and bottom() passed */
+static inline unsigned long cet_rec_expect(int max)
+{
+	unsigned long v = 0;
+	int d;
+
+	for (d = max; d >= 0; d--)
+		v = v * 31 + cet_rec_mix(d);
+	return v;
+}
+
+static inline int cet_rec_init(struct cet_rec *r, int max, int (*bottom)(struct cet_rec *), void *arg)
+{
+	memset(r, 0, sizeof(*r));
+	r->max = max;
+	r->bottom = bottom;
+	r->arg = arg;
+	r->ssp_at = calloc(max + 1, sizeof(unsigned long));
+	if (!r->ssp_at) {
+		pr_perror("calloc");
+		return -1;
+	}
+	return 0;
+}
+
+/* Run the recursion; 0 when it unwound intact with the expected result */
+static CET_NOINLINE int cet_rec_run(struct cet_rec *r, const char *who)
+{
+	unsigned long got = cet_rec_frame(r, 0);
+
+	if (r->bad_frames) {
+		fail("%s: %d of %d frames came back changed, first at depth %d (ssp %#lx, was %#lx)", who,
+		     r->bad_frames, r->max + 1, r->first_bad, r->first_bad_ssp, r->ssp_at[r->first_bad]);
+		return 1;
+	}
+	if (got != cet_rec_expect(r->max)) {
+		fail("%s: recursion result %#lx, expected %#lx (bottom check failed?)", who, got,
+		     cet_rec_expect(r->max));
+		return 1;
+	}
+	if (r->max > 0 && r->ssp_at[0] && r->ssp_at[r->max] != r->ssp_at[0] - 8UL * r->max) {
+		fail("%s: %d frames took %lu shadow-stack bytes", who, r->max, r->ssp_at[0] - r->ssp_at[r->max]);
+		return 1;
+	}
+	return 0;
+}
+
+#endif /* ZDTM_CET_LIB_H */

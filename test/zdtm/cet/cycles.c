@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Scenario 11: repeated dump/restore cycles of one process (zdtm.py --iters
+ * N; the lab runner does five).  The process carries everything at once:
+ * shadow stack and WRSS on, both locked (glibc style, the enabled set), an
+ * extra map_shadow_stack mapping whose words it wrote with WRSS, and a
+ * recursion it is in the middle of.  It re-verifies all of it on every
+ * SIGUSR2 (the lab runner sends one after each restore) and on SIGTERM:
+ * features, locks (disable still EPERM), SSP, depth, the ss mappings, the
+ * extra stack's contents, and that wrssq still writes.
+ */
+#include <signal.h>
+#include <sys/mman.h>
+
+#include "cetlib.h"
+
+const char *test_doc = "The same CET state across repeated dump/restore cycles";
+const char *test_author = "criu-cet";
+
+#define EXTRA_SIZE  (2 * 4096UL)
+#define EXTRA_WORDS (EXTRA_SIZE / 8)
+#define PATTERN(i)  (0xc0de000000000000UL | ((unsigned long)(i) * 0x1003UL))
+
+static unsigned long *extra;
+static struct cet_thread_state before;
+static struct cet_ss_maps maps_before;
+static volatile sig_atomic_t usr2;
+static int checks, have_ref;
+
+static void on_usr2(int sig)
+{
+	usr2 = 1;
+}
+
+/* called from the same frame every time: the SSP inside must not move */
+static CET_NOINLINE int verify(const char *when)
+{
+	struct cet_thread_state now;
+	struct cet_ss_maps maps;
+	unsigned long i, *slot = extra + 3;
+	long dis;
+	int bad = 0;
+
+	if (cet_thread_state(&now) || cet_ss_maps(&maps))
+		return 1;
+	if (!have_ref) { /* the first call, before the dump, is the reference */
+		before = now;
+		maps_before = maps;
+		have_ref = 1;
+		bad |= cet_thread_state_expect(&before, ARCH_SHSTK_SHSTK | ARCH_SHSTK_WRSS, "shstk wrss",
+					       "shstk wrss", when);
+	}
+	bad |= cet_thread_state_cmp(&before, &now, when);
+	bad |= cet_ss_maps_cmp(&maps_before, &maps, when);
+	for (i = 0; i < EXTRA_WORDS; i++) {
+		if (extra[i] != PATTERN(i)) {
+			bad |= fail("%s: extra shadow stack word %lu is %#lx, expected %#lx", when, i, extra[i],
+				    PATTERN(i));
+			break;
+		}
+	}
+	dis = cet_prctl(ARCH_SHSTK_DISABLE, ARCH_SHSTK_SHSTK);
+	if (dis != -EPERM)
+		bad |= fail("%s: disabling the locked shadow stack returned %ld", when, dis);
+	if (cet_status() == (ARCH_SHSTK_SHSTK | ARCH_SHSTK_WRSS)) {
+		cet_wrss(slot, ~PATTERN(3));
+		if (*slot != ~PATTERN(3))
+			bad |= fail("%s: wrssq did not write", when);
+		cet_wrss(slot, PATTERN(3));
+	}
+	return bad;
+}
+
+static int at_bottom(struct cet_rec *r)
+{
+	sigset_t block, wait;
+	int bad = 0;
+
+	bad |= verify("before the dump");
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGUSR2);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &wait);
+	sigdelset(&wait, SIGUSR2);
+	sigdelset(&wait, SIGTERM);
+
+	test_daemon();
+	while (test_go()) {
+		sigsuspend(&wait);
+		if (usr2) {
+			char when[32];
+			int b;
+
+			usr2 = 0;
+			checks++;
+			snprintf(when, sizeof(when), "check %d", checks);
+			b = verify(when);
+			test_msg("%s after a restore: %s\n", when, b ? "FAILED" : "state unchanged");
+			bad |= b;
+		}
+	}
+	bad |= verify("at SIGTERM");
+	return bad;
+}
+
+static CET_NOINLINE int run(void)
+{
+	struct sigaction sa = { .sa_handler = on_usr2 };
+	struct cet_rec r;
+	unsigned long i;
+	long ret;
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR2, &sa, NULL))
+		return pr_perror("sigaction");
+	ret = cet_prctl(ARCH_SHSTK_ENABLE, ARCH_SHSTK_WRSS);
+	if (ret)
+		return fail("ARCH_SHSTK_ENABLE WRSS: %ld", ret);
+	extra = cet_map_shadow_stack(EXTRA_SIZE, 0);
+	if (extra == MAP_FAILED)
+		return pr_perror("map_shadow_stack");
+	for (i = 0; i < EXTRA_WORDS; i++)
+		cet_wrss(&extra[i], PATTERN(i));
+	ret = cet_prctl(ARCH_SHSTK_LOCK, ARCH_SHSTK_SHSTK | ARCH_SHSTK_WRSS);
+	if (ret)
+		return fail("ARCH_SHSTK_LOCK: %ld", ret);
+
+	if (cet_rec_init(&r, 3000, at_bottom, NULL))
+		return 1;
+	if (cet_rec_run(&r, "recursion"))
+		return 1;
+	test_msg("state verified after %d SIGUSR2 checks and at SIGTERM: ssp %#lx depth %lu, %d ss mappings\n",
+		 checks, before.ssp, before.depth, maps_before.nr);
+	pass();
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	long ret;
+
+	test_init(argc, argv);
+	ret = cet_enable();
+	if (ret) {
+		pr_err("ARCH_SHSTK_ENABLE: %ld\n", ret);
+		exit(1);
+	}
+	exit(run());
+}

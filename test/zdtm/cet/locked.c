@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Scenario 7: features locked the way glibc locks them once it has set up
+ * the shadow stack: ARCH_SHSTK_LOCK of SHSTK|WRSS, freezing the enabled set
+ * (shadow stack on, WRSS off).  After restore the same locks hold: disabling
+ * the shadow stack and enabling WRSS both fail with EPERM, as before the dump,
+ * and neither attempt changes the features.
+ */
+#include "cetlib.h"
+
+const char *test_doc = "glibc-style locked CET features stay locked";
+const char *test_author = "criu-cet";
+
+static struct cet_thread_state before, after;
+static struct cet_ss_maps maps_before, maps_after;
+
+static int try_unlocking(const char *when)
+{
+	long dis, wrss;
+	int bad = 0;
+
+	dis = cet_prctl(ARCH_SHSTK_DISABLE, ARCH_SHSTK_SHSTK);
+	wrss = cet_prctl(ARCH_SHSTK_ENABLE, ARCH_SHSTK_WRSS);
+	if (dis != -EPERM)
+		bad |= fail("%s: disabling the locked shadow stack returned %ld, not -EPERM", when, dis);
+	if (wrss != -EPERM)
+		bad |= fail("%s: enabling the locked-off WRSS returned %ld, not -EPERM", when, wrss);
+	if (cet_status() != ARCH_SHSTK_SHSTK)
+		bad |= fail("%s: status %#lx after the attempts", when, cet_status());
+	return bad;
+}
+
+static int at_bottom(struct cet_rec *r)
+{
+	int bad = 0;
+
+	if (cet_thread_state(&before) || cet_ss_maps(&maps_before))
+		return 1;
+	bad |= cet_thread_state_expect(&before, ARCH_SHSTK_SHSTK, "shstk", "shstk wrss", "before the dump");
+	bad |= try_unlocking("before the dump");
+
+	test_daemon();
+	test_waitsig();
+
+	if (cet_thread_state(&after) || cet_ss_maps(&maps_after))
+		return 1;
+	bad |= cet_thread_state_cmp(&before, &after, "main");
+	bad |= cet_ss_maps_cmp(&maps_before, &maps_after, "process");
+	bad |= try_unlocking("after restore");
+	return bad;
+}
+
+static CET_NOINLINE int run(void)
+{
+	struct cet_rec r;
+	long ret;
+
+	ret = cet_prctl(ARCH_SHSTK_LOCK, ARCH_SHSTK_SHSTK | ARCH_SHSTK_WRSS);
+	if (ret)
+		return fail("ARCH_SHSTK_LOCK: %ld", ret);
+	if (cet_rec_init(&r, 1200, at_bottom, NULL))
+		return 1;
+	if (cet_rec_run(&r, "recursion"))
+		return 1;
+	test_msg("features '%s' locked '%s' after restore; disable and WRSS enable still EPERM\n", after.features,
+		 after.locked);
+	pass();
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	long ret;
+
+	test_init(argc, argv);
+	ret = cet_enable();
+	if (ret) {
+		pr_err("ARCH_SHSTK_ENABLE: %ld\n", ret);
+		exit(1);
+	}
+	exit(run());
+}
