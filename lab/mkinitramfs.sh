@@ -10,6 +10,7 @@ out=$1 bindir=$2
 shift 2
 root=$(mktemp -d "$BUILD/initramfs.XXXXXX")
 trap 'rm -rf "$root"' EXIT
+chmod 0755 "$root"	# mktemp's 0700 would become the guest's /, closed to non-root tests
 
 mkdir -p "$root"/{bin,sbin,usr/bin,dev,proc,sys,tmp,run,etc,lab/bin,lab/suites}
 bb=/bin/busybox

@@ -42,7 +42,7 @@
 /* details are cut to one console line on purpose; paths are short */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
-#define DETAIL_MAX 240
+#define DETAIL_MAX 300
 #define MAX_PIDS   64
 #define STATE_MAX  (16 << 10)
 
@@ -163,6 +163,29 @@ static void kernel_report(const int *pids, int nr, char *out, size_t len)
 		char *p = strstr(best, "] ");
 
 		snprintf(out, len, "%s", p ? p + 2 : best);
+		p = strstr(out, " likely on CPU");
+		if (p)
+			*p = '\0';
+	}
+}
+
+/* "control protection ... error:1(near ret) ..." -> a few words for a detail */
+static void kernel_summary(const char *kern, char *out, size_t len)
+{
+	const char *p;
+
+	out[0] = '\0';
+	if (!kern[0])
+		return;
+	if (strstr(kern, "control protection")) {
+		p = strstr(kern, "error:");
+		/* "error:1(near ret)" */
+		snprintf(out, len, "control protection fault %.*s", p ? (int)strcspn(p + 6, ")") + 1 : 0,
+			 p ? p + 6 : "");
+	} else if ((p = strstr(kern, "segfault at "))) {
+		snprintf(out, len, "segfault at %.*s", (int)strcspn(p + 12, " "), p + 12);
+	} else {
+		snprintf(out, len, "%.60s", kern);
 	}
 }
 
@@ -189,7 +212,7 @@ static char *strip_msg(char *line)
  * line, a SKIP line and the last informative line.
  */
 struct verdict {
-	int found, pass, skip;
+	int found, pass, skip, nr_err;
 	char first_err[512], skip_why[512], info[512];
 };
 
@@ -210,8 +233,18 @@ static void read_verdict(const char *work, const char *name, struct verdict *v)
 		char *m = strip_msg(line);
 
 		last = m;
-		if (!v->first_err[0] && (!strncmp(m, "FAIL:", 5) || !strncmp(m, "ERR:", 4)))
-			snprintf(v->first_err, sizeof(v->first_err), "%s", m);
+		if (!strncmp(m, "FAIL:", 5) || !strncmp(m, "ERR:", 4)) {
+			/* "FAIL: cetlib.h:246: main: ..." -> "main: ..." (the serial log has it all) */
+			char *msg = strchr(m, ':') + 1, *q;
+
+			while (*msg == ' ')
+				msg++;
+			q = strchr(msg, ' ');
+			if (q && q > msg && q[-1] == ':' && strchr(msg, ':') < q - 1)
+				msg = q + 1;
+			if (!v->nr_err++)
+				snprintf(v->first_err, sizeof(v->first_err), "%s%s", m[0] == 'E' ? "error: " : "", msg);
+		}
 		else if (!v->skip_why[0] && !strncmp(m, "SKIP:", 5))
 			snprintf(v->skip_why, sizeof(v->skip_why), "%s", m);
 		else if (strcmp(m, "PASS") && strncmp(m, "check ", 6))
@@ -227,6 +260,28 @@ static void read_verdict(const char *work, const char *name, struct verdict *v)
 				v->pass = 1;
 	}
 	v->skip = !v->pass && v->skip_why[0];
+}
+
+/* The test's output on the console (the serial log keeps it for later) */
+static void show_output(const char *work, const char *name)
+{
+	char path[512], line[512];
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s.out", work, name);
+	f = fopen(path, "re");
+	if (!f) {
+		snprintf(path, sizeof(path), "%s/%s.out.inprogress", work, name);
+		f = fopen(path, "re");
+	}
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && n++ < 40) {
+		line[strcspn(line, "\n")] = '\0';
+		printf("zdtm_cet_run: %s.%s: %s\n", name, flavour, line);
+	}
+	fclose(f);
 }
 
 /* First line of a CRIU log that says Error (zdtm.py greps for it too) */
@@ -438,8 +493,8 @@ static int tree_state(int root, char *out, size_t len, int *pids)
 			snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pids[i], tids[j]);
 			status_field(path, "x86_Thread_features", feat, sizeof(feat));
 			status_field(path, "x86_Thread_features_locked", lock, sizeof(lock));
-			off += snprintf(out + off, len - off, "%d/%d features %s locked %s\n", pids[i], tids[j], feat,
-					lock);
+			off += snprintf(out + off, len - off, "task %d/%d features: %s\ntask %d/%d locked: %s\n", pids[i],
+					tids[j], feat, pids[i], tids[j], lock);
 		}
 		snprintf(path, sizeof(path), "/proc/%d/smaps", pids[i]);
 		f = fopen(path, "re");
@@ -453,22 +508,41 @@ static int tree_state(int root, char *out, size_t len, int *pids)
 				continue;
 			}
 			if (!strncmp(line, "VmFlags:", 8) && strstr(line, " ss"))
-				off += snprintf(out + off, len - off, "%d ss %s\n", pids[i], range);
+				off += snprintf(out + off, len - off, "pid %d: ss %s\n", pids[i], range);
 		}
 		fclose(f);
 	}
 	return nr;
 }
 
+static int count_lines(const char *s, const char *what)
+{
+	int n = 0;
+
+	for (; (s = strstr(s, what)); s++)
+		n++;
+	return n;
+}
+
 /* the first line that differs between two states, for a one-line detail */
 static void state_diff(const char *a, const char *b, char *out, size_t len)
 {
+	int ssa = count_lines(a, ": ss "), ssb = count_lines(b, ": ss ");
+	size_t off = 0;
+
+	if (ssa != ssb)
+		off = snprintf(out, len, "%d ss mappings -> %d; ", ssa, ssb);
 	while (*a || *b) {
-		size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
+		size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n"), p = 0;
 
 		if (la != lb || strncmp(a, b, la)) {
-			snprintf(out, len, "before '%.*s', after '%.*s'", (int)la, la ? a : "(nothing)", (int)lb,
-				 lb ? b : "(nothing)");
+			/* "task 1/1 locked: 'x'" vs the same field: name it once */
+			const char *colon = memchr(a, ':', la);
+
+			if (colon && !strncmp(a, b, colon - a + 1))
+				p = colon - a + 2;
+			snprintf(out + off, len - off, "%.*s%.*s -> %.*s", (int)p, a, la ? (int)(la - p) : 9,
+				 la ? a + p : "(nothing)", lb ? (int)(lb - p) : 9, lb ? b + p : "(nothing)");
 			return;
 		}
 		a += la + (a[la] == '\n');
@@ -541,7 +615,7 @@ static void run_test(const struct test *t)
 {
 	static char before[STATE_MAX], after[STATE_MAX];
 	char work[256], bin[256], pidfile[300], outarg[300], pidarg[300], buf[64], out[300];
-	char cmd[600], problem[700] = "", kern[300], diff[600], why[64], info[300] = "";
+	char cmd[600], problem[700] = "", kern[300], ksum[100], diff[600], why[64], info[300] = "";
 	int pids[MAX_PIDS], npids = 0, status, cycle = 0, r, usr2_sent = 0;
 	struct verdict v;
 	struct stat st;
@@ -645,15 +719,17 @@ static void run_test(const struct test *t)
 		if (waitpid(pid, &status, WNOHANG) == pid) {
 			describe_status(status, why, sizeof(why));
 			kernel_report(pids, npids, kern, sizeof(kern));
-			snprintf(problem, sizeof(problem), "cycle %d: restore succeeded, then the task %s%s%s", cycle,
-				 why, kern[0] ? ": " : "", kern);
+			printf("zdtm_cet_run: %s.%s: kernel: %s\n", t->name, flavour, kern[0] ? kern : "(no report)");
+			kernel_summary(kern, ksum, sizeof(ksum));
+			snprintf(problem, sizeof(problem), "cycle %d: died after restore: %s%s%s%s", cycle, why,
+				 ksum[0] ? " (" : "", ksum, ksum[0] ? ")" : "");
 			pid = 0;
 			break;
 		}
 		tree_state(pid, after, sizeof(after), pids);
 		if (strcmp(before, after)) {
 			state_diff(before, after, diff, sizeof(diff));
-			snprintf(problem, sizeof(problem), "cycle %d: CET state changed: %s", cycle, diff);
+			snprintf(problem, sizeof(problem), "cycle %d: %s", cycle, diff);
 			break;
 		}
 	}
@@ -668,17 +744,29 @@ static void run_test(const struct test *t)
 			kill_tree(pids, npids);
 			if (!problem[0])
 				snprintf(problem, sizeof(problem), "the test did not exit within 60 s of SIGTERM");
-		} else if (!problem[0] && (!WIFEXITED(status) || WEXITSTATUS(status))) {
+		} else if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 			describe_status(status, why, sizeof(why));
 			kernel_report(pids, npids, kern, sizeof(kern));
-			snprintf(info, sizeof(info), "test %s%s%s", why, kern[0] ? ": " : "", kern);
+			if (kern[0])
+				printf("zdtm_cet_run: %s.%s: kernel: %s\n", t->name, flavour, kern);
+			kernel_summary(kern, ksum, sizeof(ksum));
+			snprintf(info, sizeof(info), "then %s%s%s%s", why, ksum[0] ? " (" : "", ksum, ksum[0] ? ")" : "");
 		}
 	}
 	kill_tree(pids, npids);
 	read_verdict(work, t->name, &v);
 
+	if (v.nr_err > 1) {
+		size_t l = strlen(v.first_err);
+
+		snprintf(v.first_err + l, sizeof(v.first_err) - l, " (+%d more)", v.nr_err - 1);
+	}
+	if (problem[0] || !v.pass)
+		show_output(work, t->name);
 	if (problem[0]) {
-		report("FAIL", t, "%s%s%s", problem, v.first_err[0] ? "; test: " : "", v.first_err);
+		/* the runner's finding, then how the test ended and what it said */
+		report("FAIL", t, "%s%s%s%s%s", problem, info[0] ? "; " : "", info, v.first_err[0] ? "; test: " : "",
+		       v.first_err);
 	} else if (!v.found) {
 		report("FAIL", t, "no output file; %s", info[0] ? info : "test vanished");
 	} else if (v.pass) {

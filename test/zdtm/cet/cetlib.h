@@ -141,7 +141,7 @@ struct cet_ss_maps {
 static inline int cet_ss_maps(struct cet_ss_maps *m)
 {
 	char line[512], perms[8];
-	unsigned long start = 0, end = 0;
+	unsigned long start = 0, end = 0, s, e;
 	FILE *f = fopen("/proc/self/smaps", "r");
 
 	m->nr = 0;
@@ -150,8 +150,12 @@ static inline int cet_ss_maps(struct cet_ss_maps *m)
 		return -1;
 	}
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) == 3)
+		/* a VMA header; "FilePmdMapped:" would half-match: assign only on a full match */
+		if (sscanf(line, "%lx-%lx %7s", &s, &e, perms) == 3) {
+			start = s;
+			end = e;
 			continue;
+		}
 		if (strncmp(line, "VmFlags:", 8) || !strstr(line, " ss"))
 			continue;
 		if (m->nr == CET_MAX_SS)

@@ -1,0 +1,149 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Side by side: every ZDTM CET test with criu-cet and with stock CRIU 4.1.1.
+
+    compare.py --run            boot the lab (suites zdtm-cet-ours,zdtm-cet-stock)
+    compare.py RESULTS.json...  tabulate results run.py --json already wrote
+
+The guest runner prints one line per test and CRIU,
+"@@LAB PASS|FAIL|SKIP zdtm.cet.<test>.<flavour> <detail>".  This prints a row
+per test and a column per CRIU (PASS, FAIL: first error, SKIP: why), then
+"compare: criu-cet N/M, stock-4.1.1 K/M", and exits non-zero when a test does
+not pass with criu-cet (FAIL, or no result at all) or the lab run broke.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
+PREFIX = "zdtm.cet."
+OURS = "criu-cet"
+STOCK = "stock-4.1.1"
+COLUMNS = (OURS, STOCK)
+SUITES = "zdtm-cet-ours,zdtm-cet-stock"
+
+
+def split_name(name):
+    """'zdtm.cet.<test>.<flavour>' -> (test, flavour); None for other names.
+    Test names have no dot; flavours may ('stock-4.1.1')."""
+    if not name.startswith(PREFIX):
+        return None
+    test, dot, flavour = name[len(PREFIX):].partition(".")
+    if not dot or not test or not flavour:
+        return None
+    return test, flavour
+
+
+def collect(results):
+    """Results (dicts with status, name, detail) -> (tests in first-seen order,
+    {(test, flavour): (status, detail)})."""
+    order, cells = [], {}
+    for r in results:
+        parts = split_name(r["name"])
+        if parts is None:
+            continue
+        if parts[0] not in order:
+            order.append(parts[0])
+        cells[parts] = (r["status"], r.get("detail", ""))
+    return order, cells
+
+
+def cell_text(cell, width):
+    if cell is None:
+        text = "-- no result"
+    else:
+        status, detail = cell
+        text = status if status == "PASS" or not detail else f"{status}: {detail}"
+    if len(text) > width:
+        text = text[:width - 3] + "..."
+    return text
+
+
+def table(order, cells, columns=COLUMNS, width=70):
+    """The table as a list of lines."""
+    name_w = max([len("test")] + [len(t) for t in order])
+    rows = [["test"] + list(columns), ["-" * name_w] + ["-" * width for _ in columns]]
+    for t in order:
+        rows.append([t] + [cell_text(cells.get((t, c)), width) for c in columns])
+    lines = []
+    for row in rows:
+        parts = [row[0].ljust(name_w)] + [c.ljust(width) for c in row[1:-1]] + [row[-1]]
+        lines.append("  ".join(parts).rstrip())
+    return lines
+
+
+def passed(order, cells, flavour):
+    return sum(1 for t in order if (cells.get((t, flavour)) or ("",))[0] == "PASS")
+
+
+def summary(order, cells):
+    m = len(order)
+    return (f"compare: {OURS} {passed(order, cells, OURS)}/{m}, "
+            f"{STOCK} {passed(order, cells, STOCK)}/{m}")
+
+
+def ours_failures(order, cells):
+    """Tests that fail with criu-cet or have no criu-cet result (SKIP is not a failure)."""
+    return [t for t in order if (cells.get((t, OURS)) or ("FAIL",))[0] == "FAIL"]
+
+
+def report(runs, width=70, out=sys.stdout):
+    """Print the table for one or more parsed run.py JSON documents; return the exit code."""
+    results, broken = [], []
+    for run in runs:
+        results += run.get("results", [])
+        if run.get("stopped") or not run.get("done", False) or run.get("panic"):
+            broken.append(run.get("stopped") or run.get("panic") or "the guest did not finish")
+    order, cells = collect(results)
+    for line in table(order, cells, width=width):
+        print(line, file=out)
+    print("", file=out)
+    for why in broken:
+        print(f"compare: the lab run broke: {why}", file=out)
+    if not order:
+        print("compare: no ZDTM CET results at all", file=out)
+    print(summary(order, cells), file=out)
+    return 1 if broken or not order or ours_failures(order, cells) else 0
+
+
+def run_lab(kernel):
+    out = os.path.join(BUILD, "lab-results", "compare")
+    os.makedirs(out, exist_ok=True)
+    js = os.path.join(out, "results.json")
+    if os.path.exists(js):
+        os.unlink(js)
+    print(f"compare: booting the lab for {SUITES} (serial log in {out})", flush=True)
+    p = subprocess.run([sys.executable, os.path.join(TOP, "lab", "run.py"), "--suites", SUITES,
+                        "--kernel", kernel, "--json", js, "--keep", out],
+                       capture_output=True, text=True)
+    if not os.path.exists(js):
+        sys.stderr.write(p.stdout[-3000:] + p.stderr[-3000:])
+        raise SystemExit("compare: the lab run produced no results")
+    with open(js) as f:
+        return json.load(f)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("json", nargs="*", help="results written by run.py --json")
+    ap.add_argument("--run", action="store_true", help="boot the lab and run both suites first")
+    ap.add_argument("--kernel", default="stock", choices=["stock", "patched"])
+    ap.add_argument("--width", type=int, default=70, help="width of a result column")
+    args = ap.parse_args(argv)
+    if not args.run and not args.json:
+        ap.error("give --run or results files")
+    runs = []
+    if args.run:
+        runs.append(run_lab(args.kernel))
+    for path in args.json:
+        with open(path) as f:
+            runs.append(json.load(f))
+    return report(runs, width=args.width)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
