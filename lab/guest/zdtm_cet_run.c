@@ -46,6 +46,7 @@
 #define MAX_PIDS   64
 #define STATE_MAX  (16 << 10)
 
+static const char *current_test;
 static const char *flavour, *criu, *testdir = "/lab/zdtm/cet", *list, *workroot = "/tmp/zdtm-cet", *only;
 static int nocr, have_shstk;
 
@@ -295,17 +296,39 @@ static void criu_error(const char *log, char *out, size_t len)
 		return;
 	while (fgets(line, sizeof(line), f)) {
 		if (strstr(line, "Error") || strstr(line, "error")) {
-			char *p = line;
+			char *p = strstr(line, "Error ("), *q, *file;
 
-			/* "(00.012345) Error (criu/x.c:12): ..." -> from "Error" on */
-			if (line[0] == '(' && (p = strchr(line, ')')))
-				p += 2;
-			else
-				p = line;
 			line[strcspn(line, "\n")] = '\0';
-			snprintf(out, len, "%s", p);
+			/* "(00.01) pie: 7: Error (criu/pie/x.c:12): msg" -> "x.c:12: msg" */
+			if (p && (q = strstr(p, "): "))) {
+				*q = '\0';
+				file = strrchr(p + 7, '/');
+				snprintf(out, len, "%s: %s", file ? file + 1 : p + 7, q + 3);
+			} else {
+				p = line[0] == '(' ? strchr(line, ')') : NULL;
+				snprintf(out, len, "%s", p ? p + 2 : line);
+			}
 			break;
 		}
+	}
+	fclose(f);
+}
+
+/* A CRIU log's Error/Warn lines on the console (the serial log keeps them) */
+static void show_log_errors(const char *log, const char *action)
+{
+	char line[512];
+	FILE *f = fopen(log, "re");
+	int n = 0;
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && n < 12) {
+		if (!strstr(line, "Error") && !strstr(line, "Warn"))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		printf("zdtm_cet_run: %s.%s: criu %s: %s\n", current_test, flavour, action, line);
+		n++;
 	}
 	fclose(f);
 }
@@ -600,6 +623,7 @@ static int run_criu(const char *action, const char *work, const char *imgdir, in
 
 		snprintf(log, sizeof(log), "%s/%s.log", imgdir, action);
 		criu_error(log, err, errlen);
+		show_log_errors(log, action);
 		describe_status(status, why, sizeof(why));
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != 1) {
 			size_t l = strlen(err);
@@ -621,6 +645,7 @@ static void run_test(const struct test *t)
 	struct stat st;
 	pid_t launcher, pid;
 
+	current_test = t->name;
 	snprintf(bin, sizeof(bin), "%s/%s", testdir, t->name);
 	if (stat(bin, &st)) {
 		report("FAIL", t, "%s is missing (not built?)", bin);
