@@ -427,6 +427,11 @@ static void kill_tree(const int *pids, int nr)
 
 /* ---- the CET state of a process tree, as /proc shows it ---- */
 
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
 static int tree_pids(int root, int *pids, int max)
 {
 	int nr = 0, i;
@@ -455,12 +460,9 @@ static int tree_pids(int root, int *pids, int max)
 		}
 		closedir(d);
 	}
+	/* restore may re-create children in another order: compare by pid, root first */
+	qsort(pids + 1, nr - 1, sizeof(int), cmp_int);
 	return nr;
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
 }
 
 static void status_field(const char *path, const char *field, char *out, size_t len)
