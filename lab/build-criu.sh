@@ -33,7 +33,7 @@ fi
 if [ "$flavour" = cet ]; then
 	# our subsystem lives in the repo and is copied over the tree (rsync -c only
 	# touches files whose content changed, so make rebuilds just those)
-	for d in criu images; do
+	for d in criu compel images; do
 		[ -d "$TOP/$d" ] && rsync -rc --exclude=.gitkeep "$TOP/$d/" "$tree/$d/"
 	done
 fi

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The Linux shadow-stack ABI (6.6+) and the layout of shadow-stack words,
+ * as criu-cet uses them on both sides: in criu and in the restorer blob.
+ */
+#ifndef __CR_CET_ABI_H__
+#define __CR_CET_ABI_H__
+
+/* arch/x86/include/uapi/asm/prctl.h */
+#ifndef ARCH_SHSTK_ENABLE
+#define ARCH_SHSTK_ENABLE	0x5001
+#define ARCH_SHSTK_DISABLE	0x5002
+#define ARCH_SHSTK_LOCK		0x5003
+#define ARCH_SHSTK_UNLOCK	0x5004
+#define ARCH_SHSTK_STATUS	0x5005
+#define ARCH_SHSTK_SHSTK	(1ULL << 0)
+#define ARCH_SHSTK_WRSS		(1ULL << 1)
+#endif
+#define CET_KNOWN_FEATURES	(ARCH_SHSTK_SHSTK | ARCH_SHSTK_WRSS)
+
+#ifndef NT_X86_SHSTK
+#define NT_X86_SHSTK		0x204
+#endif
+#ifndef SHADOW_STACK_SET_TOKEN
+#define SHADOW_STACK_SET_TOKEN	0x1
+#endif
+
+/*
+ * A 64-bit restore token (what rstorssp consumes) holds the address just
+ * above itself with bit 0 set; the word the kernel's rt_sigreturn pops holds
+ * the SSP to return to with bit 63 set (arch/x86/kernel/shstk.c).
+ */
+#define CET_TOKEN_MODE64	(1UL << 0)
+#define CET_SIGFRAME_DATA	(1UL << 63)
+
+/* Version of the cet_core_entry written by this criu-cet. */
+#define CET_IMAGE_VERSION	1
+
+/* Bounds that keep a hostile image from making criu or the restorer go wild. */
+#define CET_MAX_STACKS		1024
+#define CET_MAX_STACK_SIZE	(4UL << 30)	/* the kernel's own limit */
+
+#endif /* __CR_CET_ABI_H__ */

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * criu-cet: what this host can do with shadow stacks.
+ *
+ * The kernel lists "user_shstk" in /proc/cpuinfo only when both the CPU
+ * has shadow stacks and the kernel enabled them for user space
+ * (CONFIG_X86_USER_SHADOW_STACK, not disabled on the command line).  A CPU
+ * flag alone is not enough: a CET CPU under a kernel without the support
+ * would accept nothing we need.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#include "log.h"
+#include "cet-abi.h"
+#include "cet-host.h"
+
+#undef LOG_PREFIX
+#define LOG_PREFIX "cet: "
+
+static int host_shstk = -1;
+
+static bool cpuinfo_has_flag(const char *flag)
+{
+	char line[4096];
+	bool found = false;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *tok, *save;
+
+		if (strncmp(line, "flags", 5))
+			continue;
+		for (tok = strtok_r(line + 5, " \t:\n", &save); tok; tok = strtok_r(NULL, " \t:\n", &save))
+			if (!strcmp(tok, flag))
+				found = true;
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
+bool cet_host_has_shstk(void)
+{
+	if (host_shstk < 0) {
+		host_shstk = cpuinfo_has_flag("user_shstk");
+		pr_info("host user shadow stacks: %s\n", host_shstk ? "yes" : "no");
+	}
+	return host_shstk;
+}
+
+bool cet_self_has_shstk(void)
+{
+	unsigned long features = 0;
+
+	if (syscall(SYS_arch_prctl, ARCH_SHSTK_STATUS, &features))
+		return false;
+	return features & ARCH_SHSTK_SHSTK;
+}

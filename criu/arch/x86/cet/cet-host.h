@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef __CR_CET_HOST_H__
+#define __CR_CET_HOST_H__
+
+#include <stdbool.h>
+
+/* Does this host run user shadow stacks (CPU and kernel)?  cet-check.c */
+bool cet_host_has_shstk(void);
+/* Is criu itself running on a shadow stack? */
+bool cet_self_has_shstk(void);
+
+#endif /* __CR_CET_HOST_H__ */

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * criu-cet: where CRIU core calls the CET subsystem (criu/arch/x86/cet/).
+ * Each call site is one line of a hook patch in patches/criu/.
+ */
+#ifndef __CR_CET_H__
+#define __CR_CET_H__
+
+#include <sys/types.h>
+
+struct vm_area_list;
+struct pstree_item;
+struct task_restore_args;
+struct thread_restore_args;
+typedef struct CoreEntry CoreEntry;
+
+#ifdef CONFIG_X86_64
+/* dump: cet-dump.c */
+void cet_dump_claim_vmas(struct vm_area_list *vmas);
+int cet_dump_task(struct pstree_item *item, struct vm_area_list *vmas);
+int cet_dump_thread_core(pid_t tid, CoreEntry *core);
+void cet_dump_task_done(void);
+/* restore: cet-restore.c */
+int cet_restore_fixup(struct task_restore_args *ta, struct thread_restore_args *threads, int nr_threads);
+#else
+static inline void cet_dump_claim_vmas(struct vm_area_list *vmas)
+{
+}
+static inline int cet_dump_task(struct pstree_item *item, struct vm_area_list *vmas)
+{
+	return 0;
+}
+static inline int cet_dump_thread_core(pid_t tid, CoreEntry *core)
+{
+	return 0;
+}
+static inline void cet_dump_task_done(void)
+{
+}
+static inline int cet_restore_fixup(struct task_restore_args *ta, struct thread_restore_args *threads,
+				    int nr_threads)
+{
+	return 0;
+}
+#endif
+
+#endif /* __CR_CET_H__ */

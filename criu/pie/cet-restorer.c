@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * criu-cet, restorer side: the out-of-line steps of cet_restore_thread()
+ * (see cet-restorer.h for the order and why parts of it must be inline).
+ */
+#include <linux/types.h>
+#include <sys/mman.h>
+
+#include "common/compiler.h"
+#include "common/lock.h"
+#include "common/page.h"
+#include <compel/plugins/std/syscall.h>
+
+#include "log.h"
+#include "cet-restorer.h"
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE	0x100000
+#endif
+#define CET_RLIMIT_STACK	3
+#define CET_NR_PRLIMIT64	302
+
+struct cet_rlimit64 {
+	u64 cur;
+	u64 max;
+};
+
+static long cet_prlimit_stack(const struct cet_rlimit64 *new, struct cet_rlimit64 *old)
+{
+	register long r10 asm("r10") = (long)old;
+	long ret;
+
+	asm volatile("syscall"
+		     : "=a"(ret)
+		     : "a"(CET_NR_PRLIMIT64), "D"(0), "S"(CET_RLIMIT_STACK), "d"(new), "r"(r10)
+		     : "rcx", "r11", "memory");
+	return ret;
+}
+
+static struct cet_rst_stack *own_stack(struct cet_rst_thread *t)
+{
+	return &t->proc->stacks[t->own];
+}
+
+static int set_features(struct cet_rst_thread *t)
+{
+	long ret = 0;
+
+	if (!(t->features & ARCH_SHSTK_WRSS) && (t->features & ARCH_SHSTK_SHSTK))
+		ret = sys_arch_prctl(ARCH_SHSTK_DISABLE, ARCH_SHSTK_WRSS);
+	if (ret) {
+		pr_err("cet: %ld: cannot turn WRSS back off: %ld\n", sys_gettid(), ret);
+		return -1;
+	}
+	if (t->locked)
+		ret = sys_arch_prctl(ARCH_SHSTK_LOCK, t->locked);
+	if (ret) {
+		pr_err("cet: %ld: cannot lock features %#llx: %ld\n", sys_gettid(),
+		       (unsigned long long)t->locked, ret);
+		return -1;
+	}
+	return 0;
+}
+
+int cet_rst_features_only(struct cet_rst_thread *t)
+{
+	return set_features(t);
+}
+
+static void add_filler(struct cet_rst_proc *p, unsigned long start, unsigned long end)
+{
+	void *addr;
+
+	if (start >= end || p->nr_fillers >= CET_MAX_FILLERS)
+		return;
+	addr = (void *)sys_mmap((void *)start, end - start, PROT_NONE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+	if ((unsigned long)addr != start) {
+		/* A gap we could not fill is caught by the placement check. */
+		if ((long)addr > 0 && (unsigned long)addr < -4096UL)
+			sys_munmap(addr, end - start);
+		return;
+	}
+	p->fillers[p->nr_fillers][0] = start;
+	p->fillers[p->nr_fillers][1] = end;
+	p->nr_fillers++;
+}
+
+struct maps_walk {
+	struct cet_rst_proc *p;
+	unsigned long lo, hi;	/* the stack, with the guard page the kernel wants below it */
+	unsigned long prev_end;
+	int busy;
+};
+
+static void walk_vma(struct maps_walk *w, unsigned long start, unsigned long end)
+{
+	if (end <= w->lo || start >= w->p->task_size)
+		return;
+	if (start < w->hi) {
+		w->busy = 1;
+		return;
+	}
+	add_filler(w->p, w->prev_end, start);
+	if (end > w->prev_end)
+		w->prev_end = end;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/*
+ * Reserve every free range above the thread's stack.  The kernel places a
+ * new shadow stack top-down in the highest free gap that fits it, so with
+ * everything above taken it lands exactly where the dumped one was.
+ */
+static int fill_gaps_above(struct cet_rst_thread *t, struct cet_rst_stack *s)
+{
+	struct maps_walk w = { .p = t->proc, .lo = s->start - PAGE_SIZE, .hi = s->end, .prev_end = s->end };
+	unsigned long field[2] = { 0, 0 };
+	int fd, nf = 0, skip = 0;
+	char buf[512];
+	long n, i;
+
+	fd = sys_openat(t->proc_fd, "self/maps", O_RDONLY, 0);
+	if (fd < 0) {
+		pr_err("cet: cannot open self/maps: %d\n", fd);
+		return -1;
+	}
+	while ((n = sys_read(fd, buf, sizeof(buf))) > 0) {
+		for (i = 0; i < n; i++) {
+			char c = buf[i];
+
+			if (c == '\n') {
+				walk_vma(&w, field[0], field[1]);
+				field[0] = field[1] = 0;
+				nf = skip = 0;
+			} else if (skip) {
+				continue;
+			} else if (c == '-' && nf == 0) {
+				nf = 1;
+			} else if (hexval(c) >= 0) {
+				field[nf] = field[nf] * 16 + hexval(c);
+			} else {
+				skip = 1;
+			}
+		}
+	}
+	sys_close(fd);
+	if (n < 0) {
+		pr_err("cet: cannot read self/maps: %ld\n", n);
+		return -1;
+	}
+	if (w.busy) {
+		pr_err("cet: shadow stack range %#llx-%#llx is not free\n", (unsigned long long)s->start,
+		       (unsigned long long)s->end);
+		return -1;
+	}
+	add_filler(w.p, w.prev_end, w.p->task_size);
+	return 0;
+}
+
+static void drop_fillers(struct cet_rst_proc *p)
+{
+	while (p->nr_fillers) {
+		p->nr_fillers--;
+		sys_munmap((void *)p->fillers[p->nr_fillers][0],
+			   p->fillers[p->nr_fillers][1] - p->fillers[p->nr_fillers][0]);
+	}
+}
+
+static struct cet_rlimit64 saved_rlim_stack;
+
+/* Called with shadow stacks still off: anything goes, no return is special. */
+int cet_rst_place_begin(struct cet_rst_thread *t)
+{
+	struct cet_rst_stack *s = own_stack(t);
+	struct cet_rlimit64 want;
+	long ret;
+
+	mutex_lock(&t->proc->lock);
+	ret = cet_prlimit_stack(NULL, &saved_rlim_stack);
+	if (ret)
+		goto err;
+	/* ARCH_SHSTK_ENABLE sizes the new stack from RLIMIT_STACK */
+	want.cur = s->end - s->start;
+	want.max = saved_rlim_stack.max;
+	if (want.max != ~0ULL && want.max < want.cur)
+		want.max = want.cur;
+	ret = cet_prlimit_stack(&want, NULL);
+	if (ret)
+		goto err;
+	if (fill_gaps_above(t, s)) {
+		cet_prlimit_stack(&saved_rlim_stack, NULL);
+		drop_fillers(t->proc);
+		mutex_unlock(&t->proc->lock);
+		return -1;
+	}
+	return 0;
+err:
+	pr_err("cet: RLIMIT_STACK: %ld\n", ret);
+	mutex_unlock(&t->proc->lock);
+	return -1;
+}
+
+int cet_rst_place_end(struct cet_rst_thread *t, long enable_ret, unsigned long ssp)
+{
+	struct cet_rst_stack *s = own_stack(t);
+	int ret = 0;
+
+	drop_fillers(t->proc);
+	if (cet_prlimit_stack(&saved_rlim_stack, NULL)) {
+		pr_err("cet: cannot put RLIMIT_STACK back\n");
+		ret = -1;
+	}
+	mutex_unlock(&t->proc->lock);
+	if (enable_ret) {
+		pr_err("cet: %ld: ARCH_SHSTK_ENABLE failed: %ld\n", sys_gettid(), enable_ret);
+		return -1;
+	}
+	if (ssp != s->end) {
+		pr_err("cet: %ld: the kernel put the shadow stack at top %#lx, not %#llx\n", sys_gettid(), ssp,
+		       (unsigned long long)s->end);
+		return -1;
+	}
+	pr_info("cet: %ld: shadow stack %#llx-%#llx is back, kernel-owned\n", sys_gettid(),
+		(unsigned long long)s->start, (unsigned long long)s->end);
+	return ret;
+}
+
+static void write_words(unsigned long from, unsigned long to, const u64 *src)
+{
+	unsigned long a;
+
+	for (a = from; a < to; a += 8, src++)
+		asm volatile("wrssq %1, (%0)" : : "r"(a), "r"(*src) : "memory");
+}
+
+static void write_contents(struct cet_rst_stack *s, unsigned long from)
+{
+	if (from < s->data_start)
+		from = s->data_start;
+	write_words(from, s->end, s->data + (from - s->data_start) / 8);
+}
+
+/*
+ * WRSS on (we need it to write contents), then map and fill the stacks no
+ * thread owns: map_shadow_stack ones, such as fibers'.  The first thread
+ * with a shadow stack does it for the whole process.
+ */
+int cet_rst_other_stacks(struct cet_rst_thread *t)
+{
+	struct cet_rst_proc *p = t->proc;
+	long ret;
+	u32 i;
+
+	ret = sys_arch_prctl(ARCH_SHSTK_ENABLE, ARCH_SHSTK_WRSS);
+	if (ret) {
+		pr_err("cet: %ld: cannot enable WRSS: %ld\n", sys_gettid(), ret);
+		return -1;
+	}
+	mutex_lock(&p->lock);
+	for (i = 0; i < p->nr_stacks; i++) {
+		struct cet_rst_stack *s = &p->stacks[i];
+
+		if (s->owner >= 0 || s->created)
+			continue;
+		ret = sys_map_shadow_stack(s->start, s->end - s->start, 0);
+		if (ret != (long)s->start) {
+			pr_err("cet: cannot map shadow stack at %#llx: %ld\n", (unsigned long long)s->start, ret);
+			if (ret > 0)
+				sys_munmap((void *)ret, s->end - s->start);
+			mutex_unlock(&p->lock);
+			return -1;
+		}
+		write_contents(s, s->data_start);
+		s->created = 1;
+	}
+	mutex_unlock(&p->lock);
+	return 0;
+}
+
+/*
+ * The thread's own stack: everything at and above the dumped SSP when it
+ * is the current one (the two words below hold our tokens and the frames
+ * of this very code), all of it when the thread was on another stack.
+ */
+int cet_rst_own_contents(struct cet_rst_thread *t)
+{
+	struct cet_rst_stack *s = own_stack(t);
+
+	write_contents(s, t->own == t->cur ? t->ssp : s->data_start);
+	return 0;
+}
+
+int cet_rst_finish(struct cet_rst_thread *t)
+{
+	if (set_features(t))
+		return -1;
+	pr_info("cet: %ld: ssp %#lx features %#llx locked %#llx\n", sys_gettid(), cet_rst_rdssp(),
+		(unsigned long long)t->features, (unsigned long long)t->locked);
+	return 0;
+}
+
+void cet_rst_fail(struct cet_rst_thread *t)
+{
+	pr_err("cet: %ld: shadow stack restore failed\n", sys_gettid());
+}
