@@ -55,7 +55,7 @@ static int set_features(struct cet_rst_thread *t)
 	if (t->locked)
 		ret = sys_arch_prctl(ARCH_SHSTK_LOCK, t->locked);
 	if (ret) {
-		pr_err("cet: %ld: cannot lock features %#llx: %ld\n", sys_gettid(),
+		pr_err("cet: %ld: cannot lock features %llx: %ld\n", sys_gettid(),
 		       (unsigned long long)t->locked, ret);
 		return -1;
 	}
@@ -90,18 +90,54 @@ struct maps_walk {
 	struct cet_rst_proc *p;
 	unsigned long lo, hi;	/* the stack, with the guard page the kernel wants below it */
 	unsigned long prev_end;
-	int busy;
+	int placed;		/* the whole of [lo, hi) was found free */
 };
+
+/* A free range [a, b): take all of it that could hold the stack elsewhere. */
+static void walk_gap(struct maps_walk *w, unsigned long a, unsigned long b)
+{
+	unsigned long len = w->hi - w->lo - PAGE_SIZE;
+
+	if (b <= a)
+		return;
+	if (b <= w->lo || a >= w->hi) {
+		if (b - a >= len)
+			add_filler(w->p, a, b);
+		return;
+	}
+	if (a > w->lo || b < w->hi)
+		return;		/* the stack's range is partly taken: placed stays 0 */
+	w->placed = 1;
+	/* the gap holding the stack shrinks to exactly the stack and its guard page */
+	add_filler(w->p, a, w->lo);
+	add_filler(w->p, w->hi, b);
+}
+
+/*
+ * Top-down, the kernel keeps the guard page below a new shadow stack free;
+ * bottom-up (when the range is above mmap_base) it takes the lowest
+ * address of the gap.  An ordinary mapping of the same length shows which
+ * search the kernel will use: it lands on the stack's start top-down, on
+ * the guard page bottom-up, where the guard page must then be taken too.
+ */
+static void take_guard_if_bottom_up(struct cet_rst_proc *p, struct cet_rst_stack *s)
+{
+	unsigned long len = s->end - s->start;
+	void *probe = (void *)sys_mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if ((long)probe < 0 && (long)probe > -4096)
+		return;
+	sys_munmap(probe, len);
+	if ((unsigned long)probe == s->start - PAGE_SIZE)
+		add_filler(p, s->start - PAGE_SIZE, s->start);
+}
 
 static void walk_vma(struct maps_walk *w, unsigned long start, unsigned long end)
 {
-	if (end <= w->lo || start >= w->p->task_size)
-		return;
-	if (start < w->hi) {
-		w->busy = 1;
-		return;
-	}
-	add_filler(w->p, w->prev_end, start);
+	if (start > w->p->task_size)
+		start = w->p->task_size;
+	if (start > w->prev_end)
+		walk_gap(w, w->prev_end, start);
 	if (end > w->prev_end)
 		w->prev_end = end;
 }
@@ -116,13 +152,15 @@ static int hexval(char c)
 }
 
 /*
- * Reserve every free range above the thread's stack.  The kernel places a
- * new shadow stack top-down in the highest free gap that fits it, so with
- * everything above taken it lands exactly where the dumped one was.
+ * Leave the stack's own range as the only free place in the address space
+ * where it fits.  The kernel picks the address of a new shadow stack
+ * itself (top-down below mmap_base, else bottom-up), and criu's mmap_base
+ * is not the dumped task's; with every other fitting gap reserved, both
+ * searches land exactly where the dumped stack was.
  */
-static int fill_gaps_above(struct cet_rst_thread *t, struct cet_rst_stack *s)
+static int reserve_all_but(struct cet_rst_thread *t, struct cet_rst_stack *s)
 {
-	struct maps_walk w = { .p = t->proc, .lo = s->start - PAGE_SIZE, .hi = s->end, .prev_end = s->end };
+	struct maps_walk w = { .p = t->proc, .lo = s->start - PAGE_SIZE, .hi = s->end, .prev_end = 0x10000 };
 	unsigned long field[2] = { 0, 0 };
 	int fd, nf = 0, skip = 0;
 	char buf[512];
@@ -157,12 +195,13 @@ static int fill_gaps_above(struct cet_rst_thread *t, struct cet_rst_stack *s)
 		pr_err("cet: cannot read self/maps: %ld\n", n);
 		return -1;
 	}
-	if (w.busy) {
-		pr_err("cet: shadow stack range %#llx-%#llx is not free\n", (unsigned long long)s->start,
-		       (unsigned long long)s->end);
+	walk_vma(&w, w.p->task_size, w.p->task_size);
+	if (!w.placed) {
+		pr_err("cet: shadow stack range %llx-%llx (and the page below) is not free\n",
+		       (unsigned long long)s->start, (unsigned long long)s->end);
 		return -1;
 	}
-	add_filler(w.p, w.prev_end, w.p->task_size);
+	take_guard_if_bottom_up(w.p, s);
 	return 0;
 }
 
@@ -196,7 +235,7 @@ int cet_rst_place_begin(struct cet_rst_thread *t)
 	ret = cet_prlimit_stack(&want, NULL);
 	if (ret)
 		goto err;
-	if (fill_gaps_above(t, s)) {
+	if (reserve_all_but(t, s)) {
 		cet_prlimit_stack(&saved_rlim_stack, NULL);
 		drop_fillers(t->proc);
 		mutex_unlock(&t->proc->lock);
@@ -213,7 +252,12 @@ int cet_rst_place_end(struct cet_rst_thread *t, long enable_ret, unsigned long s
 {
 	struct cet_rst_stack *s = own_stack(t);
 	int ret = 0;
+	u32 i;
 
+	if (!enable_ret && ssp != s->end)
+		for (i = 0; i < t->proc->nr_fillers; i++)
+			pr_err("cet: filler %llx-%llx\n", (unsigned long long)t->proc->fillers[i][0],
+			       (unsigned long long)t->proc->fillers[i][1]);
 	drop_fillers(t->proc);
 	if (cet_prlimit_stack(&saved_rlim_stack, NULL)) {
 		pr_err("cet: cannot put RLIMIT_STACK back\n");
@@ -225,11 +269,11 @@ int cet_rst_place_end(struct cet_rst_thread *t, long enable_ret, unsigned long s
 		return -1;
 	}
 	if (ssp != s->end) {
-		pr_err("cet: %ld: the kernel put the shadow stack at top %#lx, not %#llx\n", sys_gettid(), ssp,
+		pr_err("cet: %ld: the kernel put the shadow stack at top %lx, not %llx\n", sys_gettid(), ssp,
 		       (unsigned long long)s->end);
 		return -1;
 	}
-	pr_info("cet: %ld: shadow stack %#llx-%#llx is back, kernel-owned\n", sys_gettid(),
+	pr_info("cet: %ld: shadow stack %llx-%llx is back, kernel-owned\n", sys_gettid(),
 		(unsigned long long)s->start, (unsigned long long)s->end);
 	return ret;
 }
@@ -273,7 +317,7 @@ int cet_rst_other_stacks(struct cet_rst_thread *t)
 			continue;
 		ret = sys_map_shadow_stack(s->start, s->end - s->start, 0);
 		if (ret != (long)s->start) {
-			pr_err("cet: cannot map shadow stack at %#llx: %ld\n", (unsigned long long)s->start, ret);
+			pr_err("cet: cannot map shadow stack at %llx: %ld\n", (unsigned long long)s->start, ret);
 			if (ret > 0)
 				sys_munmap((void *)ret, s->end - s->start);
 			mutex_unlock(&p->lock);
@@ -303,7 +347,7 @@ int cet_rst_finish(struct cet_rst_thread *t)
 {
 	if (set_features(t))
 		return -1;
-	pr_info("cet: %ld: ssp %#lx features %#llx locked %#llx\n", sys_gettid(), cet_rst_rdssp(),
+	pr_info("cet: %ld: ssp %lx features %llx locked %llx\n", sys_gettid(), cet_rst_rdssp(),
 		(unsigned long long)t->features, (unsigned long long)t->locked);
 	return 0;
 }

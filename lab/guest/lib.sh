@@ -57,7 +57,7 @@ counter_cycle() {
 	wait "$pid" 2>/dev/null	# reap it: restore needs the pid back
 	if ! "$criu" restore -D "$dir/img" -d -o restore.log -v4; then
 		lab_fail "$name" "restore failed: $(last_error "$dir/img/restore.log")"
-		grep -a "cet" "$dir/img/restore.log" | sed 's/^/  restore.log: /' | tail -20
+		grep -a "cet:" "$dir/img/restore.log" | sed 's/^/  restore.log: /' | tail -20
 		return
 	fi
 	c1=$(count_of "$dir/count")

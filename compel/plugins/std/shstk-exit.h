@@ -44,7 +44,7 @@ static inline int parasite_shstk_exit(const struct parasite_shstk_exit *e)
 	if (e->locked) {
 		ret = sys_arch_prctl(SHSTK_EXIT_LOCK, e->locked);
 		if (ret) {
-			pr_err("shstk: cannot lock %#lx back: %ld\n", (unsigned long)e->locked, ret);
+			pr_err("shstk: cannot lock %lx back: %ld\n", (unsigned long)e->locked, ret);
 			return -1;
 		}
 	}
