@@ -37,6 +37,7 @@
 #include <sys/klog.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 
 /* details are cut to one console line on purpose; paths are short */
@@ -49,6 +50,14 @@
 static const char *current_test;
 static const char *flavour, *criu, *testdir = "/lab/zdtm/cet", *list, *workroot = "/tmp/zdtm-cet", *only;
 static int nocr, have_shstk;
+
+/*
+ * What a cycle does.  cr: dump, restore.  leave-running: dump with
+ * --leave-running, no restore.  dump-fail: a dump that fails half-way (the
+ * image directory is a tmpfs too small for the pages), no restore.  The
+ * last two check that the task runs on with its CET state as before.
+ */
+enum { MODE_CR, MODE_LEAVE_RUNNING, MODE_DUMP_FAIL } mode = MODE_CR;
 
 struct test {
 	char name[64];
@@ -599,6 +608,8 @@ static int run_criu(const char *action, const char *work, const char *imgdir, in
 		argv[n++] = tstr;
 		argv[n++] = "--timeout";
 		argv[n++] = "10";
+		if (mode == MODE_LEAVE_RUNNING)
+			argv[n++] = "--leave-running";
 	} else {
 		snprintf(rpid, sizeof(rpid), "%s/restore.pid", work);
 		unlink(rpid);
@@ -716,10 +727,24 @@ static void run_test(const struct test *t)
 		npids = tree_state(pid, before, sizeof(before), pids);
 		snprintf(img, sizeof(img), "%s/img%d", work, cycle);
 		mkdir(img, 0777);
-		if (run_criu("dump", work, img, pid, err, sizeof(err))) {
+		if (mode == MODE_DUMP_FAIL) {
+			if (mount("tmpfs", img, "tmpfs", 0, "size=16k")) {
+				snprintf(problem, sizeof(problem), "cannot mount a small tmpfs: %s", strerror(errno));
+				break;
+			}
+			r = run_criu("dump", work, img, pid, err, sizeof(err));
+			umount2(img, MNT_DETACH);
+			if (!r) {
+				snprintf(problem, sizeof(problem), "cycle %d: the dump did not fail", cycle);
+				break;
+			}
+			snprintf(info, sizeof(info), "dump failed as meant (%.120s)", err);
+		} else if (run_criu("dump", work, img, pid, err, sizeof(err))) {
 			snprintf(problem, sizeof(problem), "cycle %d: dump failed: %s", cycle, err);
 			break;
 		}
+		if (mode != MODE_CR)
+			goto check_alive;
 		/* the dumped tree is killed by criu; reap it so its pids are free */
 		if (wait_gone(pids, npids, 20)) {
 			snprintf(problem, sizeof(problem), "cycle %d: the dumped tree did not go away", cycle);
@@ -737,6 +762,7 @@ static void run_test(const struct test *t)
 			snprintf(problem, sizeof(problem), "cycle %d: restored pid %d, dumped %d", cycle, rpid, pid);
 			break;
 		}
+check_alive:
 		msleep(100);
 		if (t->usr2 && waitpid(pid, &status, WNOHANG) == 0) {
 			kill(pid, SIGUSR2);
@@ -799,6 +825,10 @@ static void run_test(const struct test *t)
 	} else if (v.pass) {
 		if (nocr)
 			report("PASS", t, "no C/R%s: %s", usr2_sent ? " (SIGUSR2 checks)" : "", v.info);
+		else if (mode == MODE_LEAVE_RUNNING)
+			report("PASS", t, "dumped with --leave-running, ran on with its state: %s", v.info);
+		else if (mode == MODE_DUMP_FAIL)
+			report("PASS", t, "%s, ran on with its state: %s", info, v.info);
 		else
 			report("PASS", t, "%d C/R cycle%s, state kept: %s", t->cycles, t->cycles > 1 ? "s" : "",
 			       v.info);
@@ -855,7 +885,7 @@ static int parse_list(struct test *tests, int max)
 static void usage(void)
 {
 	fprintf(stderr, "usage: zdtm_cet_run --flavour NAME (--criu PATH | --nocr) [--dir DIR] [--list FILE]\n"
-			"                    [--work DIR] [--only TEST,...]\n");
+			"                    [--work DIR] [--only TEST,...] [--mode cr|leave-running|dump-fail]\n");
 	exit(2);
 }
 
@@ -884,6 +914,14 @@ int main(int argc, char **argv)
 			list = v;
 		else if (!strcmp(a, "--work"))
 			workroot = v;
+		else if (!strcmp(a, "--mode")) {
+			if (!strcmp(v, "leave-running"))
+				mode = MODE_LEAVE_RUNNING;
+			else if (!strcmp(v, "dump-fail"))
+				mode = MODE_DUMP_FAIL;
+			else if (strcmp(v, "cr"))
+				usage();
+		}
 		else if (!strcmp(a, "--only")) {
 			snprintf(onlybuf, sizeof(onlybuf), ",%s,", v);
 			only = onlybuf;
