@@ -71,7 +71,7 @@ compare: all
 	$(PY) lab/compare.py --run
 
 demo: all
-	$(PY) lab/run.py --suites demo --echo
+	@$(PY) lab/run.py --suites demo --show "demo:"
 
 test-host: deps
 	$(PY) -m pytest -q tests -m "not lab"

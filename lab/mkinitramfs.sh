@@ -46,6 +46,12 @@ for dir in "$@"; do
 done
 [ -d "$root/lib64" ] && [ ! -e "$root/lib" ] && mkdir -p "$root/lib"
 
+# Debug info is of no use in the guest and every MiB costs boot time in
+# the emulator (the kernel unpacks the initramfs instruction by instruction).
+find "$root/lab" "$root/lib" "$root/lib64" -type f 2>/dev/null | while read -r f; do
+	file -b "$f" | grep -q '^ELF' && strip --strip-debug "$f"
+done
+
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) | gzip -6 > "$out.tmp"
 mv "$out.tmp" "$out"
 say "initramfs $(du -h "$out" | cut -f1) -> $out"

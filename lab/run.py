@@ -96,7 +96,7 @@ class Boot:
     """One Bochs run, streamed until done, panic or timeout."""
 
     def __init__(self, bochs, rc, serial, echo):
-        self.serial, self.echo = serial, echo
+        self.serial, self.echo = serial, echo   # echo: False, True (all) or a line prefix
         self.report = protocol.Report()
         self.start = time.monotonic()
         self.boot_wall = None
@@ -122,8 +122,10 @@ class Boot:
             protocol.feed(self.report, line)
             if self.report.boot is not None and self.boot_wall is None:
                 self.boot_wall = time.monotonic() - self.start
-            if self.echo:
+            if self.echo is True:
                 print(f"  | {line.rstrip()}", flush=True)
+            elif self.echo and line.startswith(self.echo):
+                print(line.rstrip(), flush=True)
 
     def flush_partial(self):
         if self._partial:
@@ -202,10 +204,11 @@ def main(argv):
     ap.add_argument("--json", help="write the parsed results here")
     ap.add_argument("--keep", help="keep ISO, bochsrc and serial log in this folder")
     ap.add_argument("--echo", action="store_true", help="stream the serial console")
+    ap.add_argument("--show", metavar="PREFIX", help="stream only console lines starting with PREFIX")
     args = ap.parse_args(argv)
     try:
         boot, stopped, wall = run_lab(args.suites.split(","), args.kernel, args.timeout,
-                                      echo=args.echo, keep=args.keep)
+                                      echo=args.show or args.echo, keep=args.keep)
     except (LabError, subprocess.CalledProcessError) as e:
         print(f"lab: error: {e}", file=sys.stderr)
         return 2

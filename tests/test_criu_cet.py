@@ -1,0 +1,47 @@
+# SPDX-License-Identifier: GPL-2.0
+"""criu-cet in the emulated CET machine: the demo, the counter service, and
+what a dump leaves behind when it runs with --leave-running or fails
+half-way.  (The eleven-plus scenarios are the ZDTM CET tests:
+tests/test_zdtm_cet.py.)"""
+
+import pytest
+
+from conftest import LabResults, lab_run
+
+pytestmark = pytest.mark.lab
+
+SUITES = "demo,criu-cet-smoke,criu-cet-faults"
+
+
+@pytest.fixture(scope="module")
+def lab():
+    return LabResults(lab_run(SUITES))
+
+
+def test_demo_resumes_where_it_was(lab):
+    r = lab.expect_pass("demo.resume")
+    assert "locked='shstk wrss'" in r["detail"]
+
+
+def test_demo_is_still_protected_after_restore(lab):
+    r = lab.expect_pass("demo.protected")
+    assert "si_code=10" in r["detail"]
+
+
+@pytest.mark.parametrize("name", ["cet.plain", "cet.shstk"])
+def test_counter_service(lab, name):
+    r = lab.expect_pass(name)
+    assert "counting on after restore" in r["detail"]
+
+
+@pytest.mark.parametrize("test", ["recursion", "threads", "fibers", "wrss", "wrss_off", "locked",
+                                  "mixed_threads", "sighandler"])
+def test_leave_running_keeps_cet_state(lab, test):
+    r = lab.expect_pass(f"zdtm.cet.{test}.leave-running")
+    assert "ran on with its state" in r["detail"]
+
+
+@pytest.mark.parametrize("test", ["recursion", "threads", "wrss", "wrss_off", "locked"])
+def test_failed_dump_keeps_cet_state(lab, test):
+    r = lab.expect_pass(f"zdtm.cet.{test}.dump-fail")
+    assert "dump failed as meant" in r["detail"] and "No space left" in r["detail"]
