@@ -70,6 +70,11 @@ lab: all
 compare: all
 	$(PY) lab/compare.py --run
 
+# CRIU's own ZDTM tests on the host (no CET) with stock 4.1.1 and criu-cet, side by side
+.PHONY: zdtm-host
+zdtm-host: criu-stock criu-cet
+	@bash lab/zdtm-host.sh both
+
 demo: all
 	@$(PY) lab/run.py --suites demo --show "demo:"
 

@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Without CET nothing regresses: CRIU's own ZDTM tests, on the host (no CET
+there), with stock CRIU 4.1.1 and with criu-cet (lab/zdtm-host.sh).  criu-cet
+must give stock's result for every listed test, and every one must pass."""
+
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import TOP
+
+pytestmark = pytest.mark.host_zdtm
+
+SCRIPT = os.path.join(TOP, "lab", "zdtm-host.sh")
+BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
+FLAVOURS = ("stock", "cet")
+# issue 3, "Also": the same list lab/zdtm-host.sh runs by default
+TESTS = [
+    "zdtm/static/env00",
+    "zdtm/static/maps00",
+    "zdtm/static/sigaltstack",
+    "zdtm/static/pthread00",
+    "zdtm/transition/fork",
+    "zdtm/static/vdso00",
+    "zdtm/static/pipe00",
+    "zdtm/static/sockets00",
+]
+LINE = re.compile(r"^zdtm-host (\S+) (\S+) (PASS|FAIL|SKIP)\b ?(.*)$")
+SUMMARY = re.compile(r"^zdtm-host (\S+) summary: (\d+) PASS, (\d+) FAIL, (\d+) SKIP of (\d+)")
+
+_results = {}
+
+
+def run_flavour(flavour):
+    """Run lab/zdtm-host.sh once per session for a flavour; parse its lines."""
+    if flavour in _results:
+        return _results[flavour]
+    if os.geteuid() != 0:
+        pytest.skip("ZDTM checkpoints its test programs: needs root")
+    for f in FLAVOURS:
+        criu = os.path.join(BUILD, f"criu-{f}", "criu")
+        if not os.access(criu, os.X_OK):
+            pytest.skip(f"{criu} is not built (make criu-stock criu-cet)")
+    t0 = time.monotonic()
+    p = subprocess.run(["bash", SCRIPT, flavour] + TESTS, capture_output=True, text=True,
+                       timeout=30 * 60)
+    took = time.monotonic() - t0
+    sys.stderr.write(p.stdout + f"[{flavour}: {took:.1f}s wall]\n")
+    lines, summary = {}, None
+    for line in p.stdout.splitlines():
+        m = LINE.match(line)
+        if m and m.group(1) == flavour:
+            lines[m.group(2)] = (m.group(3), m.group(4))
+        m = SUMMARY.match(line)
+        if m and m.group(1) == flavour:
+            summary = tuple(int(x) for x in m.group(2, 3, 4, 5))
+    _results[flavour] = {"rc": p.returncode, "lines": lines, "summary": summary,
+                         "stdout": p.stdout, "stderr": p.stderr, "took": took}
+    return _results[flavour]
+
+
+@pytest.fixture(scope="module")
+def stock():
+    return run_flavour("stock")
+
+
+@pytest.fixture(scope="module")
+def cet():
+    return run_flavour("cet")
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_every_test_reported(flavour, stock, cet):
+    r = {"stock": stock, "cet": cet}[flavour]
+    missing = [t for t in TESTS if t not in r["lines"]]
+    assert not missing, f"{flavour}: no result for {missing}\n{r['stdout']}\n{r['stderr'][-3000:]}"
+    assert r["summary"] is not None, f"{flavour}: no summary line\n{r['stderr'][-3000:]}"
+    npass, nfail, nskip, total = r["summary"]
+    assert total == len(TESTS) and npass + nfail + nskip == total, r["summary"]
+    assert (r["rc"] == 0) == (nfail == 0), f"{flavour}: exit {r['rc']} with {nfail} failure(s)"
+
+
+@pytest.mark.parametrize("test", TESTS)
+def test_cet_same_as_stock(test, stock, cet):
+    s = stock["lines"].get(test, ("none", ""))
+    c = cet["lines"].get(test, ("none", ""))
+    assert c[0] == s[0], f"{test}: stock {s[0]} {s[1]} / criu-cet {c[0]} {c[1]}"
+
+
+@pytest.mark.parametrize("test", TESTS)
+def test_cet_passes(test, cet):
+    status, detail = cet["lines"].get(test, ("none", "no result line"))
+    assert status == "PASS", f"{test} with criu-cet: {status} {detail}"
