@@ -13,6 +13,7 @@ without a panic and no scenario failed.
 """
 
 import argparse
+import gzip
 import json
 import os
 import shutil
@@ -52,6 +53,7 @@ def kernel_cmdline(suites):
 
 def make_iso(workdir, bzimage, initrd, cmdline):
     tree = os.path.join(workdir, "iso")
+    shutil.rmtree(tree, ignore_errors=True)
     os.makedirs(os.path.join(tree, "isolinux"))
     shutil.copy(need(ISOLINUX, "apt install isolinux"), os.path.join(tree, "isolinux"))
     shutil.copy(need(LDLINUX, "apt install syslinux-common"), os.path.join(tree, "isolinux"))
@@ -172,12 +174,31 @@ class Boot:
             self.kill()
 
 
-def run_lab(suites, kernel="stock", timeout=900, boot_timeout=180, echo=False, keep=None):
+def append_overlay(initrd, overlay, workdir):
+    """The initramfs plus the files of folder overlay, as a second cpio the
+    kernel unpacks over the first one."""
+    out = os.path.join(workdir, "initrd-overlay.gz")
+    # not "." itself: its mode would replace the guest's root folder's
+    files = subprocess.run(["find", ".", "-mindepth", "1"], cwd=overlay, check=True,
+                           capture_output=True).stdout
+    cpio = subprocess.run(["cpio", "-o", "-H", "newc", "--quiet", "-R", "0:0"], cwd=overlay, input=files,
+                          check=True, capture_output=True).stdout
+    with open(out, "wb") as f, open(initrd, "rb") as base:
+        shutil.copyfileobj(base, f)
+        # the kernel skips zeros between archives; it wants each to start aligned
+        f.write(b"\0" * (-f.tell() % 512))
+        f.write(gzip.compress(cpio))
+    return out
+
+
+def run_lab(suites, kernel="stock", timeout=900, boot_timeout=180, echo=False, keep=None, overlay=None):
     bochs = need(os.path.join(BUILD, "bochs", "bochs"), "make bochs")
     bzimage = need(os.path.join(BUILD, "kernel", kernel, "bzImage"), f"make kernel-{kernel}")
     initrd = need(os.path.join(BUILD, "initramfs.cpio.gz"), "make initramfs")
     workdir = keep or tempfile.mkdtemp(prefix="criu-cet-lab.")
     os.makedirs(workdir, exist_ok=True)
+    if overlay:
+        initrd = append_overlay(initrd, overlay, workdir)
     iso = make_iso(workdir, bzimage, initrd, kernel_cmdline(suites))
     serial = os.path.join(workdir, "serial.log")
     rc = write_bochsrc(workdir, iso, serial)
@@ -205,10 +226,12 @@ def main(argv):
     ap.add_argument("--keep", help="keep ISO, bochsrc and serial log in this folder")
     ap.add_argument("--echo", action="store_true", help="stream the serial console")
     ap.add_argument("--show", metavar="PREFIX", help="stream only console lines starting with PREFIX")
+    ap.add_argument("--overlay", metavar="DIR", help="add the files of DIR to the guest's root")
     args = ap.parse_args(argv)
     try:
         boot, stopped, wall = run_lab(args.suites.split(","), args.kernel, args.timeout,
-                                      echo=args.show or args.echo, keep=args.keep)
+                                      echo=args.show or args.echo, keep=args.keep,
+                                      overlay=args.overlay)
     except (LabError, subprocess.CalledProcessError) as e:
         print(f"lab: error: {e}", file=sys.stderr)
         return 2

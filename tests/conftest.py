@@ -18,21 +18,28 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "lab: needs the emulated CET lab (Bochs)")
 
 
-def lab_run(suites, kernel="stock"):
-    """Boot the lab once for these suites; cache the parsed report."""
-    key = (suites, kernel)
+def lab_run(suites, kernel="stock", overlay=None, tag=""):
+    """Boot the lab once for these suites; cache the parsed report.  The
+    run's folder (serial.log, ...) is in the result as "folder"."""
+    key = (suites, kernel, overlay, tag)
     if key not in _runs:
-        out = os.path.join(TOP, "build", "lab-results", f"{suites.replace(',', '+')}-{kernel}")
+        name = f"{suites.replace(',', '+')}-{kernel}{'-' + tag if tag else ''}"
+        out = os.path.join(TOP, "build", "lab-results", name)
         os.makedirs(out, exist_ok=True)
         js = os.path.join(out, "results.json")
-        p = subprocess.run([sys.executable, os.path.join(TOP, "lab", "run.py"), "--suites", suites,
-                            "--kernel", kernel, "--json", js, "--keep", out],
-                           capture_output=True, text=True)
+        if os.path.exists(js):
+            os.unlink(js)   # never read an older run's results
+        cmd = [sys.executable, os.path.join(TOP, "lab", "run.py"), "--suites", suites,
+               "--kernel", kernel, "--json", js, "--keep", out]
+        if overlay:
+            cmd += ["--overlay", overlay]
+        p = subprocess.run(cmd, capture_output=True, text=True)
         sys.stderr.write(p.stdout[-4000:])
         if not os.path.exists(js):
             pytest.fail(f"lab run failed to start: {p.stderr.strip()[-2000:]}")
         with open(js) as f:
             _runs[key] = json.load(f)
+        _runs[key]["folder"] = out
     return _runs[key]
 
 

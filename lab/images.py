@@ -1,0 +1,151 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Images out of and back into the lab, and damaged copies of them.
+
+The guest sends a dump's image folder on the console as base64 lines
+"@@BLOB <name> <data>" ending with "@@BLOB <name> END" (lab/suites/
+cet-images-export.sh).  Here we unpack it, read and alter it with CRIU's own
+pycriu (the library under crit), and lay out variants that a second boot
+restores (lab/suites/cet-images-restore.sh): every damaged one must be
+refused with the message given in its "expect" file.
+"""
+
+import base64
+import io
+import os
+import shutil
+import sys
+import tarfile
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CRIU_TREE = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "criu-cet", "src")
+PAGE = 4096
+
+
+def pycriu():
+    """CRIU's image library from the criu-cet tree (images/cet.proto included)."""
+    lib = os.path.join(CRIU_TREE, "lib")
+    if lib not in sys.path:
+        sys.path.insert(0, lib)
+    import pycriu as mod  # noqa: E402
+    return mod
+
+
+def extract_blob(serial_text, name, dest):
+    """Unpack blob name from a serial log into folder dest."""
+    data, ended = [], False
+    for line in serial_text.splitlines():
+        fields = line.strip().split(" ")
+        if len(fields) == 3 and fields[0] == "@@BLOB" and fields[1] == name:
+            if fields[2] == "END":
+                ended = True
+                break
+            data.append(fields[2])
+    if not ended:
+        raise ValueError(f"blob {name} is missing or cut short in the serial log")
+    raw = base64.b64decode("".join(data), validate=True)
+    os.makedirs(dest, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(raw), mode="r:gz") as tar:
+        for m in tar.getmembers():
+            # plain files of one folder, nothing else (Debian 12's tarfile has no filter=)
+            if not (m.isfile() or m.isdir()) or m.name.startswith("/") or ".." in m.name.split("/"):
+                raise ValueError(f"blob {name}: unexpected member {m.name}")
+        tar.extractall(dest)
+    return dest
+
+
+def load(path, pretty=False):
+    """pretty: flags and hex fields as text, as crit decode --pretty shows them."""
+    with open(path, "rb") as f:
+        return pycriu().images.load(f, pretty)
+
+
+def save(img, path):
+    with open(path, "wb") as f:
+        pycriu().images.dump(img, f)
+
+
+def leader_core_path(folder):
+    with open(os.path.join(folder, "pid")) as f:
+        return os.path.join(folder, f"core-{f.read().strip()}.img")
+
+
+def leader_cet(folder):
+    return load(leader_core_path(folder))["entries"][0]["cet"]
+
+
+def num(v):
+    """A number from pycriu, which gives hex fields as strings when pretty."""
+    return int(v, 16) if isinstance(v, str) else v
+
+
+def _edit_leader_cet(folder, fn):
+    path = leader_core_path(folder)
+    img = load(path)
+    fn(img["entries"][0])
+    save(img, path)
+
+
+def _set(field, value):
+    def fn(core):
+        core["cet"][field] = value
+    return fn
+
+
+def _shift_stack(core):
+    """Move the first shadow stack by a page: mm.img no longer has it."""
+    s = core["cet"]["stacks"][0]
+    for k in ("start", "end", "data_start"):
+        s[k] = num(s[k]) + PAGE
+
+
+def _truncate_data(core):
+    s = core["cet"]["stacks"][0]
+    raw = base64.b64decode(s["data"])
+    s["data"] = base64.b64encode(raw[:-8]).decode()
+
+
+def _ssp_outside(core):
+    core["cet"]["ssp"] = num(core["cet"]["stacks"][0]["start"]) - 8 * PAGE
+
+
+def _ssp_misaligned(core):
+    core["cet"]["ssp"] = num(core["cet"]["ssp"]) + 4
+
+
+def _drop_cet(core):
+    """What an image of a CRIU without criu-cet looks like: upstream's SSP only."""
+    ssp = core["cet"].get("ssp", 0)
+    del core["cet"]
+    fp = core["thread_info"]["fpregs"]
+    fp.setdefault("xsave", {})["cet"] = {"cet": 1, "ssp": ssp}
+
+
+# variant -> (how to damage the leader's core, what criu-cet must say)
+DAMAGE = {
+    "version": (_set("version", 99), "CET image version 99"),
+    "wrss-without-shstk": (_set("features", 2), "WRSS without a shadow stack"),
+    "unknown-feature": (_set("features", 5), "unknown CET features"),
+    "ssp-outside": (_ssp_outside, "is not on a shadow stack of its own"),
+    "ssp-misaligned": (_ssp_misaligned, "bad or missing SSP"),
+    "stack-moved": (_shift_stack, "has no matching mapping in mm.img"),
+    "data-truncated": (_truncate_data, "is malformed in the image"),
+    "no-cet-entry": (_drop_cet, "no criu-cet entry"),
+}
+
+
+def make_variants(src, root):
+    """root/images/<variant>/: the intact dump and each damaged copy, with
+    an "expect" file (empty for the intact one, which must restore)."""
+    base = os.path.join(root, "lab", "images")
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(base)
+    # the intact one restores last: its task keeps the pid afterwards
+    shutil.copytree(src, os.path.join(base, "zz-intact"))
+    open(os.path.join(base, "zz-intact", "expect"), "w").close()
+    for name, (damage, expect) in DAMAGE.items():
+        dest = os.path.join(base, name)
+        shutil.copytree(src, dest)
+        _edit_leader_cet(dest, damage)
+        with open(os.path.join(dest, "expect"), "w") as f:
+            f.write(expect + "\n")
+    return sorted(os.listdir(base))

@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: GPL-2.0
+# Restore the image folders the host put under /lab/images (lab/images.py):
+# a damaged one must be refused with the message in its "expect" file and
+# leave no task behind; the intact one must come back and run.
+mkdir -p /tmp/export	# where the dumped service keeps its status file
+for src in /lab/images/*/; do
+	name=images.$(basename "$src")
+	dir=/tmp/restore-$(basename "$src")
+	rm -rf "$dir" && cp -a "$src" "$dir"
+	pid=$(cat "$dir/pid")
+	expect=$(cat "$dir/expect")
+	/lab/criu-cet/criu restore -D "$dir" -d -o restore.log -v4
+	rc=$?
+	if [ -z "$expect" ]; then
+		sleep 1
+		if [ $rc = 0 ] && alive "$pid" && grep -q "count=" /tmp/export/status 2>/dev/null; then
+			lab_pass "$name" "restored, pid $pid running: $(cat /tmp/export/status)"
+		else
+			lab_fail "$name" "rc $rc: $(last_error "$dir/restore.log")"
+		fi
+		kill -9 "$pid" 2>/dev/null
+		continue
+	fi
+	said=$(grep -a -m1 -F "$expect" "$dir/restore.log" | sed 's/^([ 0-9.]*) *//' | cut -c1-160)
+	if [ $rc != 0 ] && [ -n "$said" ] && ! alive "$pid"; then
+		lab_pass "$name" "refused (exit $rc), no task left: $said"
+	else
+		lab_fail "$name" "rc $rc, task $(alive "$pid" && echo left running || echo gone), expected '$expect', got: $(last_error "$dir/restore.log")"
+	fi
+done
