@@ -22,7 +22,7 @@ INITRAMFS	:= $(BUILD)/initramfs.cpio.gz
 .PHONY: all deps sources bochs kernel kernel-patched criu-stock criu-cet guest initramfs \
 	demo test test-host lab clean zdtm-cet compare
 
-all: bochs kernel criu-stock criu-cet initramfs
+all: bochs kernel kernel-patched criu-stock criu-cet initramfs
 
 deps:
 	@mkdir -p $(BUILD)
@@ -40,6 +40,20 @@ kernel: deps
 kernel-patched: deps
 	@bash lab/build-kernel.sh patched
 
+# Kernel selftests for the lab's kselftest suite (built from kernel/patches)
+.PHONY: kselftests checkpatch
+kselftests: deps
+	@bash lab/build-kselftests.sh
+
+# The kernel's own scripts/checkpatch.pl --strict on the series in kernel/patches
+checkpatch: deps
+	@test -f $(BUILD)/linux-src/scripts/checkpatch.pl || bash lab/build-kernel.sh stock
+	@cd $(BUILD)/linux-src && for p in $(CURDIR)/kernel/patches/*.patch; do \
+		echo "== $$(basename $$p)"; \
+		perl scripts/checkpatch.pl --strict --no-tree --color=never $$p | \
+			grep -E '^(total|ERROR|WARNING|CHECK)' || true; \
+	done
+
 criu-stock: deps
 	@bash lab/build-criu.sh stock
 
@@ -56,8 +70,8 @@ $(BUILD)/guest/bin/%: lab/guest/%.c $(GUEST_HDRS)
 zdtm-cet: criu-stock
 	@bash test/zdtm/cet/lab-build.sh $(BUILD)/criu-stock/src $(BUILD)/zdtm-cet
 
-initramfs: criu-stock criu-cet guest zdtm-cet
-	@LAB_EXTRA="$(BUILD)/zdtm-cet/stage:/lab/zdtm/cet" \
+initramfs: criu-stock criu-cet guest zdtm-cet kselftests
+	@LAB_EXTRA="$(BUILD)/zdtm-cet/stage:/lab/zdtm/cet $(BUILD)/guest/kbin:/lab/bin" \
 		bash lab/mkinitramfs.sh $(INITRAMFS) $(BUILD)/guest/bin $(BUILD)/criu-stock $(BUILD)/criu-cet
 
 # One lab run by hand: make lab SUITES=basics,criu-baseline [KERNEL=patched]

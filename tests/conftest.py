@@ -68,3 +68,13 @@ class LabResults:
 @pytest.fixture(scope="session")
 def lab_basics():
     return LabResults(lab_run("basics,criu-baseline"))
+
+
+@pytest.fixture(scope="session")
+def lab_kselftest_patched():
+    return LabResults(lab_run("kselftest", "patched"))
+
+
+@pytest.fixture(scope="session")
+def lab_kselftest_stock():
+    return LabResults(lab_run("kselftest", "stock"))
