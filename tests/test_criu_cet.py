@@ -45,3 +45,39 @@ def test_leave_running_keeps_cet_state(lab, test):
 def test_failed_dump_keeps_cet_state(lab, test):
     r = lab.expect_pass(f"zdtm.cet.{test}.dump-fail")
     assert "dump failed as meant" in r["detail"] and "No space left" in r["detail"]
+
+
+# ---- with criu-cet's kernel patches (issue 4): the regset is found and used ----
+
+ZDTM_TESTS = ["plain", "recursion", "deep", "threads", "fork_tree", "fibers", "sighandler", "sigaltstack",
+              "wrss", "wrss_off", "locked", "mixed_threads", "smash", "vfork_exec", "stopped", "cycles"]
+
+
+@pytest.fixture(scope="module")
+def patched():
+    return LabResults(lab_run("criu-cet-smoke,zdtm-cet-ours,criu-cet-faults", kernel="patched"))
+
+
+def test_stock_kernel_uses_stock_interfaces(lab):
+    r = lab.get("cet.kernel-regset")
+    assert r["status"] == "SKIP" and "no NT_X86_CET_USER" in r["detail"], r
+
+
+def test_patched_kernel_regset_is_used(patched):
+    r = patched.expect_pass("cet.kernel-regset")
+    assert "(NT_X86_CET_USER)" in r["detail"] and "1 WRSS loan(s) by the tracer" in r["detail"]
+
+
+@pytest.mark.parametrize("test", ZDTM_TESTS)
+def test_zdtm_cet_on_patched_kernel(patched, test):
+    patched.expect_pass(f"zdtm.cet.{test}.criu-cet")
+
+
+@pytest.mark.parametrize("test", ["recursion", "threads", "wrss", "wrss_off", "locked"])
+def test_patched_kernel_failed_dump_keeps_cet_state(patched, test):
+    patched.expect_pass(f"zdtm.cet.{test}.dump-fail")
+
+
+@pytest.mark.parametrize("test", ["recursion", "wrss_off", "locked", "mixed_threads"])
+def test_patched_kernel_leave_running_keeps_cet_state(patched, test):
+    patched.expect_pass(f"zdtm.cet.{test}.leave-running")

@@ -6,7 +6,8 @@
  * compel moved SSP one word down before starting us and told us the token.
  * We write it with WRSS, turned on just for this when the task had it off
  * (compel lifted a WRSS lock a moment ago if there was one), then put WRSS
- * and the locks back exactly as the task had them.
+ * and the locks back exactly as the task had them.  On kernels with
+ * NT_X86_CET_USER, compel does the WRSS and lock part from outside.
  */
 #ifndef __COMPEL_PLUGIN_SHSTK_EXIT_H__
 #define __COMPEL_PLUGIN_SHSTK_EXIT_H__
@@ -21,8 +22,9 @@
 
 static inline int parasite_shstk_exit(const struct parasite_shstk_exit *e)
 {
-	bool lend_wrss = !(e->features & SHSTK_EXIT_WRSS);
-	long ret;
+	/* with NT_X86_CET_USER the tracer lends WRSS and locks it back */
+	bool lend_wrss = !(e->features & SHSTK_EXIT_WRSS) && !e->by_tracer;
+	long ret = 0;
 
 	if (!e->token_addr)
 		return 0;
@@ -41,7 +43,7 @@ static inline int parasite_shstk_exit(const struct parasite_shstk_exit *e)
 			return -1;
 		}
 	}
-	if (e->locked) {
+	if (e->locked && !e->by_tracer) {
 		ret = sys_arch_prctl(SHSTK_EXIT_LOCK, e->locked);
 		if (ret) {
 			pr_err("shstk: cannot lock %lx back: %ld\n", (unsigned long)e->locked, ret);

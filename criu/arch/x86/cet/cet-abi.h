@@ -33,6 +33,26 @@
 #define CET_TOKEN_MODE64	(1UL << 0)
 #define CET_SIGFRAME_DATA	(1UL << 63)
 
+/*
+ * criu-cet's kernel patches (kernel/patches/): the whole user CET state of
+ * a thread as one regset.  Stock kernels answer EINVAL for the note.
+ */
+#ifndef NT_X86_CET_USER
+#define NT_X86_CET_USER		0x206
+#endif
+#define USER_CET_SHSTK_EN	(1ULL << 0)
+#define USER_CET_WRSS_EN	(1ULL << 1)
+
+#ifndef CR_NOGLIBC
+#include <stdint.h>
+struct cet_user_regs {
+	uint64_t cet;		/* IA32_U_CET as the kernel keeps it */
+	uint64_t ssp;		/* IA32_PL3_SSP */
+	uint64_t locked;	/* ARCH_SHSTK_* */
+	uint64_t reserved[5];
+};
+#endif
+
 /* Version of the cet_core_entry written by this criu-cet. */
 #define CET_IMAGE_VERSION	1
 

@@ -123,6 +123,32 @@ static int read_locked(pid_t pid, pid_t tid, u64 *locked)
 	return ret;
 }
 
+/* With criu-cet's kernel patches: features, SSP and locks in one call. */
+static int read_thread_regset(pid_t tid, CetCoreEntry *e)
+{
+	struct cet_user_regs regs;
+	struct iovec iov = { &regs, sizeof(regs) };
+
+	if (ptrace(PTRACE_GETREGSET, tid, NT_X86_CET_USER, &iov)) {
+		pr_perror("%d: NT_X86_CET_USER", tid);
+		return -1;
+	}
+	if ((regs.cet & ~(USER_CET_SHSTK_EN | USER_CET_WRSS_EN)) || (regs.locked & ~CET_KNOWN_FEATURES)) {
+		pr_err("%d: unknown CET state %#" PRIx64 "/%#" PRIx64 "\n", tid, regs.cet, regs.locked);
+		return -1;
+	}
+	e->features = (regs.cet & USER_CET_SHSTK_EN ? ARCH_SHSTK_SHSTK : 0) |
+		      (regs.cet & USER_CET_WRSS_EN ? ARCH_SHSTK_WRSS : 0);
+	e->locked = regs.locked;
+	if (e->features & ARCH_SHSTK_SHSTK) {
+		e->has_ssp = true;
+		e->ssp = regs.ssp;
+	}
+	pr_info("%d: features %#" PRIx64 " locked %#" PRIx64 " ssp %#" PRIx64 " (NT_X86_CET_USER)\n", tid,
+		e->features, e->locked, regs.ssp);
+	return 0;
+}
+
 static int read_thread(pid_t pid, pid_t tid, CetCoreEntry *e)
 {
 	unsigned long features = 0, ssp = 0;
@@ -130,6 +156,8 @@ static int read_thread(pid_t pid, pid_t tid, CetCoreEntry *e)
 
 	cet_core_entry__init(e);
 	e->version = CET_IMAGE_VERSION;
+	if (cet_kernel_has_regset())
+		return read_thread_regset(tid, e);
 	if (ptrace(PTRACE_ARCH_PRCTL, tid, &features, ARCH_SHSTK_STATUS)) {
 		if (errno != EINVAL) {
 			pr_perror("%d: ARCH_SHSTK_STATUS", tid);

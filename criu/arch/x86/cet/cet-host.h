@@ -6,6 +6,8 @@
 
 /* Does this host run user shadow stacks (CPU and kernel)?  cet-check.c */
 bool cet_host_has_shstk(void);
+/* Does the kernel have criu-cet's NT_X86_CET_USER regset?  Probed once. */
+bool cet_kernel_has_regset(void);
 /* Is criu itself running on a shadow stack? */
 bool cet_self_has_shstk(void);
 
