@@ -20,7 +20,7 @@ GUEST_HDRS	:= $(wildcard lab/guest/*.h)
 INITRAMFS	:= $(BUILD)/initramfs.cpio.gz
 
 .PHONY: all deps sources bochs kernel kernel-patched criu-stock criu-cet guest initramfs \
-	demo test test-host lab clean zdtm-cet compare
+	demo test test-host lab clean zdtm-cet compare bench
 
 all: bochs kernel kernel-patched criu-stock criu-cet initramfs
 
@@ -83,6 +83,10 @@ lab: all
 # every ZDTM CET test in the lab with stock CRIU 4.1.1 and with criu-cet, side by side
 compare: all
 	$(PY) lab/compare.py --run
+
+# dump/restore cost of shadow stacks in the lab, stock 4.1.1 vs criu-cet (figures, not tests)
+bench: bochs kernel initramfs
+	$(PY) lab/bench.py --run
 
 # CRIU's own ZDTM tests on the host (no CET) with stock 4.1.1 and criu-cet, side by side
 .PHONY: zdtm-host

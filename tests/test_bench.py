@@ -1,0 +1,188 @@
+# SPDX-License-Identifier: GPL-2.0
+"""lab/bench.py on made-up measurements: parsing, medians, ratios, verdict.  No lab."""
+
+import io
+
+import pytest
+
+import bench
+
+
+def line(dump_s, restore_s, live=True, check="ok", frames=0, threads=0, shstk=0, img=1000,
+         rss=4000, ss="ss_vmas=0 ss_kb=0 ss_own_kb=0", got_ss=None, why=None):
+    text = (f"frames={frames} threads={threads} shstk={shstk} heap_kb=1024 "
+            + " ".join("pre_" + f for f in ss.split())
+            + f" dump_rc=0 dump_ns={int(dump_s * 1e9)} dump_rss_kb={rss} img_kb={img} "
+            f"restore_rc=0 restore_ns={int(restore_s * 1e9)} restore_rss_kb={rss - 100}")
+    if live:
+        text += f" restore_live_ns={int(restore_s * 1e9)}"
+    text += f" check={check}"
+    if check == "ok":
+        text += f" got_frames={frames} got_threads={threads} got_status=0x{shstk} " + \
+            " ".join("got_" + f for f in (got_ss or ss).split())
+    if why:
+        text += f" why={why}"
+    return text
+
+
+SS = "ss_vmas=1 ss_kb=8192 ss_own_kb=8192"
+
+
+def info(**extra):
+    """Three reps of plain and shstk with both CRIUs, plus a warm-up and a meta line."""
+    doc = {"bench.meta": "reps=3 heap_kb=1024 deep=131072 threads=16 depths=16384"}
+    doc["bench.plain.criu-cet.0"] = line(9.0, 9.0)        # warm-up: must not count
+    for rep, (a, b) in enumerate([(0.100, 0.200), (0.110, 0.210), (0.300, 0.900)], 1):
+        doc[f"bench.plain.criu-cet.{rep}"] = line(a, b)
+        doc[f"bench.shstk.criu-cet.{rep}"] = line(a * 1.02, b * 1.04, shstk=1, ss=SS)
+        doc[f"bench.plain.stock.{rep}"] = line(a * 1.1, b * 1.25)
+        doc[f"bench.shstk.stock.{rep}"] = line(a, b, live=False, check="died", shstk=1, ss=SS,
+                                               why="bench_target[7] control protection ip:1")
+    doc.update(extra)
+    return doc
+
+
+def run_doc(infos, **kw):
+    doc = {"stopped": None, "done": True, "panic": None, "results": [], "info": infos}
+    doc.update(kw)
+    return doc
+
+
+def render(doc):
+    out = io.StringIO()
+    rc = bench.report(doc, out=out)
+    return rc, out.getvalue().splitlines()
+
+
+def test_split_key():
+    assert bench.split_key("bench.plain.criu-cet.2") == ("plain", "criu-cet", 2)
+    assert bench.split_key("bench.depth-16384.stock.0") == ("depth-16384", "stock", 0)
+    assert bench.split_key("bench.meta") is None
+    assert bench.split_key("bench.plain.criu-cet.x") is None
+    assert bench.split_key("zdtm.cet.plain.criu-cet") is None
+
+
+def test_parse_fields_why_takes_the_rest():
+    f = bench.parse_fields("dump_rc=0 dump_ns=12 check=died why=bench_target[3] control x=1 y")
+    assert f == {"dump_rc": "0", "dump_ns": "12", "check": "died",
+                 "why": "bench_target[3] control x=1 y"}
+    assert bench.parse_fields("") == {}
+    assert bench.parse_fields("a=1  junk b=") == {"a": "1", "b": ""}
+
+
+def test_median():
+    assert bench.median([3, 1, 2]) == 2
+    assert bench.median([4, 1, 3, 2]) == 2.5
+    assert bench.median([]) is None
+
+
+def test_medians_drop_warmup_and_ignore_outlier():
+    summ = bench.summarize(bench.parse_info(info()))
+    s = summ[("plain", "criu-cet")]
+    assert s.n == 3 and s.ok == 3
+    assert s.dump_s == pytest.approx(0.110)
+    assert s.live_s == pytest.approx(0.210)
+    assert s.maps_before == "0"
+    sh = summ[("shstk", "criu-cet")]
+    assert sh.maps_before == "1x8192K" and sh.maps_after == "1x8192K" and sh.ss_kb == 8192
+
+
+def test_died_restores_count_for_restore_time_not_for_restore_plus_run():
+    s = bench.summarize(bench.parse_info(info()))[("shstk", "stock")]
+    assert s.ok == 0 and s.restore_ok == 3
+    assert s.restore_s == pytest.approx(0.210)
+    assert s.live_s is None
+    assert s.checks == {"died": 3}
+    assert "control protection" in s.why
+
+
+def test_ratios_and_last_line():
+    r = bench.ratios(bench.summarize(bench.parse_info(info())))
+    assert r["overhead_dump"] == pytest.approx(1.02)
+    assert r["overhead_restore"] == pytest.approx(1.04)
+    assert r["vs_stock_dump"] == pytest.approx(1 / 1.1)
+    assert r["vs_stock_restore"] == pytest.approx(1 / 1.25)
+    assert bench.last_line(r) == \
+        "bench: cet-overhead dump 1.02 restore 1.04; vs-stock dump 0.91 restore 0.80"
+
+
+def test_last_line_with_missing_figures():
+    r = bench.ratios({})
+    assert bench.last_line(r) == \
+        "bench: cet-overhead dump n/a restore n/a; vs-stock dump n/a restore n/a"
+
+
+def test_target_state_at_printed_precision():
+    assert bench.target_state(1.004, 1.00) == "met"
+    assert bench.target_state(1.006, 1.00) == "MISSED"
+    assert bench.target_state(None, 1.05) == "n/a"
+
+
+def test_report_prints_table_and_ends_with_the_bench_line():
+    rc, lines = render(run_doc(info()))
+    assert rc == 0
+    assert lines[-1].startswith("bench: cet-overhead dump ")
+    assert any(l.startswith("(a) plain") and "criu-cet" in l for l in lines)
+    stock_shstk = [l for l in lines if l.startswith("(b) shstk") and "stock-4.1.1" in l][0]
+    assert "0.210*" in stock_shstk and "died x3" in stock_shstk
+    assert any(l.startswith("target: cet-overhead restore 1.04") and l.endswith("met")
+               for l in lines)
+
+
+def test_criu_cet_failure_or_broken_run_is_non_zero_but_missed_targets_are_not():
+    slow = {f"bench.shstk.criu-cet.{rep}": line(0.5, 0.5, shstk=1, ss=SS) for rep in (1, 2, 3)}
+    rc, lines = render(run_doc(info(**slow)))
+    assert rc == 0 and any("MISSED" in l for l in lines)
+    bad = {"bench.deep.criu-cet.2": line(0.1, 0.1, live=False, check="died", shstk=1,
+                                         frames=131072, why="cp fault")}
+    rc, lines = render(run_doc(info(**bad)))
+    assert rc == 1
+    assert any("criu-cet FAILED deep rep 2: check=died" in l for l in lines)
+    assert lines[-1].startswith("bench: ")
+    rc, lines = render(run_doc(info(), stopped="watchdog"))
+    assert rc == 1 and any("lab run broke: watchdog" in l for l in lines)
+    rc, _ = render(run_doc({}))
+    assert rc == 1
+
+
+def test_linear_fit():
+    a, b, r2 = bench.linear_fit([0, 1, 2, 4], [1.0, 3.0, 5.0, 9.0])
+    assert a == pytest.approx(1.0) and b == pytest.approx(2.0) and r2 == pytest.approx(1.0)
+
+
+def depth_info(times, base_plain=0.100):
+    """criu-cet at several depths: {frames: restore seconds}; plain at base_plain."""
+    doc = {f"bench.plain.criu-cet.{rep}": line(0.1, base_plain) for rep in (1, 2, 3)}
+    for frames, t in times.items():
+        scen = "shstk" if frames == 0 else f"depth-{frames}"
+        for rep in (1, 2, 3):
+            doc[f"bench.{scen}.criu-cet.{rep}"] = line(0.1, t, shstk=1, frames=frames, ss=SS)
+    return doc
+
+
+def verdict(times, base_plain=0.100):
+    summ = bench.summarize(bench.parse_info(depth_info(times, base_plain)))
+    plain = summ[("plain", "criu-cet")].live_s
+    return bench.depth_verdict(bench.depth_points(summ), plain)
+
+
+def test_verdict_linear_in_used_depth():
+    # 1 ms per 16K frames on top of a plain restore: linear, tiny fixed cost
+    v = verdict({0: 0.101, 16384: 0.102, 65536: 0.105, 262144: 0.117})
+    assert "verdict: linear in the used depth" in v
+    assert "4 depths 0..262144" in v
+
+
+def test_verdict_flags_a_cost_in_the_mapping_size():
+    # linear in depth, but already ~1 full-mapping copy at depth 0
+    v = verdict({0: 0.165, 16384: 0.166, 65536: 0.169, 262144: 0.181})
+    assert "grows with the MAPPING size" in v
+
+
+def test_verdict_not_linear():
+    v = verdict({0: 0.101, 16384: 0.300, 65536: 0.105, 262144: 0.110})
+    assert "NOT linear" in v
+
+
+def test_verdict_needs_three_depths():
+    assert "n/a" in verdict({0: 0.101, 16384: 0.102})
