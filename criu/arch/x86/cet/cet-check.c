@@ -12,11 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <errno.h>
-#include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
-#include <sys/wait.h>
 
 #include "log.h"
 #include "cet-abi.h"
@@ -69,42 +67,21 @@ bool cet_self_has_shstk(void)
 
 static int regset = -1;
 
-/*
- * Ask a stopped child of ours for the regset: a stock kernel does not know
- * the note (EINVAL), a kernel with it answers even for a task without CET.
- */
-static bool probe_regset(void)
+/* A stock kernel does not know the note (EINVAL); ours answers for any task. */
+bool cet_kernel_has_regset(pid_t stopped)
 {
 	struct cet_user_regs regs;
 	struct iovec iov = { &regs, sizeof(regs) };
-	int status, ret, err;
-	pid_t pid;
 
-	pid = fork();
-	if (pid < 0)
-		return false;
-	if (pid == 0) {
-		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0)
-			raise(SIGSTOP);
-		_exit(0);
-	}
-	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status)) {
-		waitpid(pid, NULL, 0);
-		return false;
-	}
-	ret = ptrace(PTRACE_GETREGSET, pid, NT_X86_CET_USER, &iov);
-	err = errno;
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	if (ret && err != EINVAL && err != ENODEV)
-		pr_warn("NT_X86_CET_USER probe: %s\n", strerror(err));
-	return ret == 0;
-}
-
-bool cet_kernel_has_regset(void)
-{
 	if (regset < 0) {
-		regset = probe_regset();
+		if (ptrace(PTRACE_GETREGSET, stopped, NT_X86_CET_USER, &iov) == 0)
+			regset = 1;
+		else if (errno == EINVAL || errno == ENODEV)
+			regset = 0;
+		else {
+			pr_perror("NT_X86_CET_USER probe on %d", stopped);
+			return false;
+		}
 		pr_info("kernel NT_X86_CET_USER regset: %s\n", regset ? "yes, used" : "no, stock interfaces");
 	}
 	return regset;

@@ -156,7 +156,7 @@ static int read_thread(pid_t pid, pid_t tid, CetCoreEntry *e)
 
 	cet_core_entry__init(e);
 	e->version = CET_IMAGE_VERSION;
-	if (cet_kernel_has_regset())
+	if (cet_kernel_has_regset(tid))
 		return read_thread_regset(tid, e);
 	if (ptrace(PTRACE_ARCH_PRCTL, tid, &features, ARCH_SHSTK_STATUS)) {
 		if (errno != EINVAL) {
@@ -187,16 +187,22 @@ static int read_thread(pid_t pid, pid_t tid, CetCoreEntry *e)
 /* The lowest page of [start, end) that was ever touched: below it, nothing to save. */
 static int lowest_used_page(int pagemap, u64 start, u64 end, u64 *first)
 {
-	u64 nr = (end - start) / PAGE_SIZE, i, pme;
+	u64 nr = (end - start) / PAGE_SIZE, i;
+	size_t len = nr * sizeof(u64);
+	u64 *pme = xmalloc(len);
 
-	for (i = 0; i < nr; i++) {
-		if (pread(pagemap, &pme, sizeof(pme), (start / PAGE_SIZE + i) * sizeof(pme)) != sizeof(pme)) {
-			pr_perror("pagemap");
-			return -1;
-		}
-		if (pme & (PME_PRESENT | PME_SWAP))
-			break;
+	if (!pme)
+		return -1;
+	/* one read for the whole mapping: 16 KiB of pagemap for an 8 MiB stack */
+	if (pread(pagemap, pme, len, start / PAGE_SIZE * sizeof(u64)) != (ssize_t)len) {
+		pr_perror("pagemap");
+		xfree(pme);
+		return -1;
 	}
+	for (i = 0; i < nr; i++)
+		if (pme[i] & (PME_PRESENT | PME_SWAP))
+			break;
+	xfree(pme);
 	*first = start + i * PAGE_SIZE;
 	return 0;
 }

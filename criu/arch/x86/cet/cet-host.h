@@ -3,11 +3,15 @@
 #define __CR_CET_HOST_H__
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 /* Does this host run user shadow stacks (CPU and kernel)?  cet-check.c */
 bool cet_host_has_shstk(void);
-/* Does the kernel have criu-cet's NT_X86_CET_USER regset?  Probed once. */
-bool cet_kernel_has_regset(void);
+/*
+ * Does the kernel have criu-cet's NT_X86_CET_USER regset?  Asked once, of
+ * a task criu has seized and stopped.
+ */
+bool cet_kernel_has_regset(pid_t stopped);
 /* Is criu itself running on a shadow stack? */
 bool cet_self_has_shstk(void);
 
