@@ -243,17 +243,19 @@ err:
 static int read_stacks(pid_t pid, struct vm_area_list *vmas)
 {
 	struct vma_area *vma;
-	int pagemap, mem, ret = -1;
+	int pagemap = -1, mem = -1, ret = -1;
 
-	pagemap = open_proc(pid, "pagemap");
-	mem = open_proc(pid, "mem");
-	if (pagemap < 0 || mem < 0)
-		goto out;
 	list_for_each_entry(vma, &vmas->h, list) {
 		CetShstkEntry **more, *s;
 
 		if (!vma_area_is(vma, VMA_AREA_SHSTK))
 			continue;
+		if (pagemap < 0) {
+			pagemap = open_proc(pid, "pagemap");
+			mem = open_proc(pid, "mem");
+			if (pagemap < 0 || mem < 0)
+				goto out;
+		}
 		if (cur.nr_stacks >= CET_MAX_STACKS) {
 			pr_err("%d: more than %d shadow stacks\n", pid, CET_MAX_STACKS);
 			goto out;

@@ -213,6 +213,21 @@ static struct cet_rst_proc *alloc_rst_data(const CetCoreEntry *leader, unsigned 
 	return p;
 }
 
+static bool any_cet_state(struct pstree_item *item, const CetCoreEntry *leader)
+{
+	int i;
+
+	if (leader->n_stacks)
+		return true;
+	for (i = 0; i < item->nr_threads; i++) {
+		const CetCoreEntry *e = item->core[i]->cet;
+
+		if (e && (e->features || e->locked))
+			return true;
+	}
+	return false;
+}
+
 int cet_restore_prepare(struct pstree_item *item, CoreEntry *core, struct task_restore_args *ta)
 {
 	struct thread_restore_args *targs = (struct thread_restore_args *)(&ta[1]);
@@ -236,8 +251,8 @@ int cet_restore_prepare(struct pstree_item *item, CoreEntry *core, struct task_r
 		if (item->core[i]->cet && check_thread(item->threads[i].ns[0].virt, item->core[i]->cet))
 			return -1;
 	}
-	if (!leader || me < 0)
-		return 0;	/* nothing CET about this task */
+	if (!leader || me < 0 || !any_cet_state(item, leader))
+		return 0;	/* nothing CET about this task: the restorer does nothing */
 	if (check_stacks(leader, &rsti(item)->vmas, &data_len))
 		return -1;
 	keep_guard_pages_free(&rsti(item)->vmas);
