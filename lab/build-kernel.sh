@@ -18,7 +18,9 @@ esac
 out=$BUILD/kernel/$flavour
 k=$(key -s "$(pin_sha linux)" -s "$flavour" "$TOP/kernel/lab.config" "$0" ${patches[@]+"${patches[@]}"})
 cached=$CACHE/kernel/$k
-if [ -f "$cached/bzImage" ]; then
+# CRIU_CET_OBJECTS=1: build the object tree even when the bzImage is cached
+# (the patched build starts from a copy of the stock objects)
+if [ -z "${CRIU_CET_OBJECTS:-}" ] && [ -f "$cached/bzImage" ]; then
 	mkdir -p "$out" && cp "$cached/bzImage" "$cached/config" "$out/"
 	say "$flavour kernel from cache ($k)"
 	exit 0
@@ -38,7 +40,7 @@ fi
 objdir=$BUILD/kernel/obj-$flavour
 tree=$src
 if [ "$flavour" = patched ]; then
-	[ -f "$BUILD/kernel/obj-stock/arch/x86/boot/bzImage" ] || "$0" stock
+	[ -f "$BUILD/kernel/obj-stock/arch/x86/boot/bzImage" ] || CRIU_CET_OBJECTS=1 "$0" stock
 	tree=$BUILD/linux-patched
 	rm -rf "$tree" "$objdir"
 	cp -al "$src" "$tree"
