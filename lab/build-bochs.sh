@@ -16,7 +16,7 @@ out=$BUILD/bochs
 k=$(key -s "$(pin_sha bochs)" -s "$CONFIGURE" "$TOP"/lab/bochs/*.patch "$0")
 cached=$CACHE/bochs/$k
 if [ -x "$cached/bochs" ]; then
-	mkdir -p "$out" && cp -a "$cached/bochs" "$out/bochs"
+	install_file "$cached/bochs" "$out/bochs"
 	say "bochs from cache ($k)"
 	exit 0
 fi
@@ -31,6 +31,6 @@ done
 say "configuring and building Bochs 3.0 (key $k)"
 (cd "$src" && ./configure $CONFIGURE > configure.log 2>&1) || die "configure failed: see $src/configure.log"
 make -C "$src" -j"$(nproc)" > "$src/make.log" 2>&1 || { tail -20 "$src/make.log"; die "bochs build failed"; }
-mkdir -p "$out" && cp "$src/bochs" "$out/bochs"
+install_file "$src/bochs" "$out/bochs"
 cache_store "$cached" "$src/bochs"
 say "bochs built and cached ($k)"

@@ -21,7 +21,8 @@ cached=$CACHE/kernel/$k
 # CRIU_CET_OBJECTS=1: build the object tree even when the bzImage is cached
 # (the patched build starts from a copy of the stock objects)
 if [ -z "${CRIU_CET_OBJECTS:-}" ] && [ -f "$cached/bzImage" ]; then
-	mkdir -p "$out" && cp "$cached/bzImage" "$cached/config" "$out/"
+	install_file "$cached/bzImage" "$out/bzImage"
+	install_file "$cached/config" "$out/config"
 	say "$flavour kernel from cache ($k)"
 	exit 0
 fi

@@ -25,3 +25,11 @@ cache_store() {
 	mkdir -p "$tmp" && cp -a "$@" "$tmp"/ && rm -rf "$dir" && mv "$tmp" "$dir" ||
 		die "cannot write cache $dir"
 }
+
+# install_file SRC DEST: put SRC at DEST unless it is already there.  A new
+# name then a rename: DEST may be a binary that is running (Bochs in a lab
+# run), which cannot be written in place.
+install_file() {
+	cmp -s "$1" "$2" && return 0
+	mkdir -p "$(dirname "$2")" && cp "$1" "$2.tmp.$$" && mv -f "$2.tmp.$$" "$2" || die "cannot install $2"
+}
