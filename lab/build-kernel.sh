@@ -16,6 +16,10 @@ patched) mapfile -t patches < <(ls "$TOP"/kernel/patches/*.patch 2>/dev/null | g
 esac
 
 out=$BUILD/kernel/$flavour
+# one kernel build at a time: the patched one starts from the stock objects
+mkdir -p "$BUILD/kernel"
+exec 9> "$BUILD/kernel/.lock-$flavour"
+flock 9
 k=$(key -s "$(pin_sha linux)" -s "$flavour" "$TOP/kernel/lab.config" "$0" ${patches[@]+"${patches[@]}"})
 cached=$CACHE/kernel/$k
 # CRIU_CET_OBJECTS=1: build the object tree even when the bzImage is cached
@@ -47,6 +51,11 @@ if [ "$flavour" = patched ]; then
 	cp -al "$src" "$tree"
 	# reuse the stock objects: only what the patches touch is rebuilt
 	cp -a "$BUILD/kernel/obj-stock" "$objdir"
+	# kbuild's saved commands name the source tree; without this every
+	# object would look out of date and be rebuilt
+	grep -rlZ --include='.*.cmd' -F "$src" "$objdir" | xargs -0r sed -i "s|$src|$tree|g"
+	sed -i "s|$src|$tree|g" "$objdir/Makefile" 2>/dev/null || true
+	[ -L "$objdir/source" ] && ln -sfn "$tree" "$objdir/source"
 	for p in ${patches[@]+"${patches[@]}"}; do
 		# patch(1) writes new files, so the hard-linked pristine tree stays intact
 		patch -d "$tree" -p1 --forward --quiet < "$p" || die "$(basename "$p") does not apply"

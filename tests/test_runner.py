@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Host-only: the lab runner stops a guest that panics or hangs, by PID,
+and leaves nothing running.  A stand-in for Bochs writes the serial log."""
+
+import os
+import stat
+import textwrap
+import time
+
+import pytest
+
+import run
+
+FAKE = textwrap.dedent("""\
+    #!/usr/bin/python3
+    import re, sys, time
+    rcpath = sys.argv[-1]
+    serial = re.search(r"com1: .*dev=(\\S+)", open(rcpath).read()).group(1)
+    script = open(rcpath + ".script").read().splitlines()
+    with open(serial, "a") as f:
+        for line in script:
+            if line.startswith("sleep "):
+                time.sleep(float(line.split()[1]))
+            elif line == "exit":
+                sys.exit(0)
+            else:
+                f.write(line + "\\n"); f.flush()
+    time.sleep(3600)
+""")
+
+
+def boot(tmp_path, script, timeout=30, boot_timeout=30):
+    bochs = tmp_path / "bochs"
+    bochs.write_text(FAKE)
+    bochs.chmod(bochs.stat().st_mode | stat.S_IEXEC)
+    serial = tmp_path / "serial.log"
+    rc = tmp_path / "bochsrc"
+    rc.write_text(f"com1: enabled=1, mode=file, dev={serial}\n")
+    (tmp_path / "bochsrc.script").write_text("\n".join(script) + "\n")
+    b = run.Boot(str(bochs), str(rc), str(serial), echo=False)
+    stopped = b.run(timeout, boot_timeout)
+    return b, stopped
+
+
+def gone(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_clean_run(tmp_path):
+    b, stopped = boot(tmp_path, ["@@LAB BOOT k", "@@LAB PASS a fine", "@@LAB DONE", "exit"])
+    assert stopped is None and b.report.ok and b.boot_wall is not None
+    assert gone(b.proc.pid)
+
+
+def test_kernel_panic_stops_the_emulator(tmp_path):
+    start = time.monotonic()
+    b, stopped = boot(tmp_path, ["@@LAB BOOT k", "Kernel panic - not syncing: test", "sleep 60"])
+    assert stopped == "kernel panic"
+    assert time.monotonic() - start < 20
+    assert gone(b.proc.pid)
+
+
+def test_watchdog_stops_a_hung_guest(tmp_path):
+    b, stopped = boot(tmp_path, ["@@LAB BOOT k", "@@LAB PASS a", "sleep 60"], timeout=3)
+    assert stopped.startswith("watchdog")
+    assert gone(b.proc.pid)
+    assert b.report.results[0].name == "a"   # what came before is kept for the report
+
+
+def test_boot_hang_is_reported(tmp_path):
+    b, stopped = boot(tmp_path, ["sleep 60"], boot_timeout=2)
+    assert stopped == "boot hang" and gone(b.proc.pid)
+
+
+def test_emulator_exit_before_done_fails(tmp_path):
+    b, stopped = boot(tmp_path, ["@@LAB BOOT k", "@@LAB PASS a", "exit"])
+    assert stopped.startswith("bochs exited") and not b.report.done
+
+
+@pytest.mark.parametrize("missing", ["bochs", "kernel", "initramfs"])
+def test_missing_artefact_is_a_clear_error(tmp_path, monkeypatch, missing):
+    monkeypatch.setattr(run, "BUILD", str(tmp_path))
+    with pytest.raises(run.LabError, match="is missing"):
+        run.run_lab(["basics"])
