@@ -62,11 +62,6 @@ static int set_features(struct cet_rst_thread *t)
 	return 0;
 }
 
-int cet_rst_features_only(struct cet_rst_thread *t)
-{
-	return set_features(t);
-}
-
 static void add_filler(struct cet_rst_proc *p, unsigned long start, unsigned long end)
 {
 	void *addr;
@@ -347,8 +342,8 @@ int cet_rst_finish(struct cet_rst_thread *t)
 {
 	if (set_features(t))
 		return -1;
-	pr_info("cet: %ld: ssp %lx features %llx locked %llx\n", sys_gettid(), cet_rst_rdssp(),
-		(unsigned long long)t->features, (unsigned long long)t->locked);
+	pr_info("cet: %ld: back on ssp %llx, features %llx locked %llx\n", sys_gettid(),
+		(unsigned long long)t->ssp, (unsigned long long)t->features, (unsigned long long)t->locked);
 	return 0;
 }
 

@@ -21,7 +21,6 @@
 
 #include "../arch/x86/cet/cet-rst.h"
 
-int cet_rst_features_only(struct cet_rst_thread *t);
 int cet_rst_place_begin(struct cet_rst_thread *t);
 int cet_rst_place_end(struct cet_rst_thread *t, long enable_ret, unsigned long ssp);
 int cet_rst_other_stacks(struct cet_rst_thread *t);
@@ -77,7 +76,7 @@ static always_inline int cet_restore_thread(struct cet_rst_thread *t)
 	if (!t->proc)
 		return 0;
 	if (!(t->features & ARCH_SHSTK_SHSTK))
-		return cet_rst_features_only(t);
+		return cet_rst_finish(t);	/* no stack: locks only */
 
 	if (cet_rst_place_begin(t))
 		return -1;
