@@ -10,32 +10,25 @@
 
 struct vm_area_list;
 struct pstree_item;
+struct parasite_dump_thread;
 struct task_restore_args;
 struct thread_restore_args;
 typedef struct CoreEntry CoreEntry;
 
 #ifdef CONFIG_X86_64
 /* dump: cet-dump.c */
-void cet_dump_claim_vmas(struct vm_area_list *vmas);
 int cet_dump_task(struct pstree_item *item, struct vm_area_list *vmas);
-int cet_dump_thread_core(pid_t tid, CoreEntry *core);
-void cet_dump_task_done(void);
+int cet_dump_thread_core(pid_t tid, CoreEntry *core, const struct parasite_dump_thread *ti);
 /* restore: cet-restore.c */
 int cet_restore_fixup(struct task_restore_args *ta, struct thread_restore_args *threads, int nr_threads);
 #else
-static inline void cet_dump_claim_vmas(struct vm_area_list *vmas)
-{
-}
 static inline int cet_dump_task(struct pstree_item *item, struct vm_area_list *vmas)
 {
 	return 0;
 }
-static inline int cet_dump_thread_core(pid_t tid, CoreEntry *core)
+static inline int cet_dump_thread_core(pid_t tid, CoreEntry *core, const struct parasite_dump_thread *ti)
 {
 	return 0;
-}
-static inline void cet_dump_task_done(void)
-{
 }
 static inline int cet_restore_fixup(struct task_restore_args *ta, struct thread_restore_args *threads,
 				    int nr_threads)

@@ -17,8 +17,15 @@
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE	0x100000
 #endif
+#ifndef MREMAP_MAYMOVE
+#define MREMAP_MAYMOVE		1
+#define MREMAP_FIXED		2
+#endif
 #define CET_RLIMIT_STACK	3
 #define CET_NR_PRLIMIT64	302
+#define CET_PME_PRESENT		(1ULL << 63)
+#define CET_PME_SWAP		(1ULL << 62)
+#define CET_PAGEMAP_BATCH	64
 
 struct cet_rlimit64 {
 	u64 cur;
@@ -46,12 +53,13 @@ static int set_features(struct cet_rst_thread *t)
 {
 	long ret = 0;
 
-	if (!(t->features & ARCH_SHSTK_WRSS) && (t->features & ARCH_SHSTK_SHSTK))
+	if (t->wrss_on && !(t->features & ARCH_SHSTK_WRSS))
 		ret = sys_arch_prctl(ARCH_SHSTK_DISABLE, ARCH_SHSTK_WRSS);
 	if (ret) {
 		pr_err("cet: %ld: cannot turn WRSS back off: %ld\n", sys_gettid(), ret);
 		return -1;
 	}
+	/* the whole mask as dumped: glibc's ARCH_SHSTK_LOCK(-1) comes back as -1 */
 	if (t->locked)
 		ret = sys_arch_prctl(ARCH_SHSTK_LOCK, t->locked);
 	if (ret) {
@@ -62,23 +70,29 @@ static int set_features(struct cet_rst_thread *t)
 	return 0;
 }
 
-static void add_filler(struct cet_rst_proc *p, unsigned long start, unsigned long end)
+/* Fill [start, end) for the moment; -1 only when the table is full. */
+static int add_filler(struct cet_rst_proc *p, unsigned long start, unsigned long end)
 {
 	void *addr;
 
-	if (start >= end || p->nr_fillers >= CET_MAX_FILLERS)
-		return;
+	if (start >= end)
+		return 0;
+	if (p->nr_fillers >= p->max_fillers) {
+		pr_err("cet: more than %u gaps to fill\n", p->max_fillers);
+		return -1;
+	}
 	addr = (void *)sys_mmap((void *)start, end - start, PROT_NONE,
 				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
 	if ((unsigned long)addr != start) {
 		/* A gap we could not fill is caught by the placement check. */
 		if ((long)addr > 0 && (unsigned long)addr < -4096UL)
 			sys_munmap(addr, end - start);
-		return;
+		return 0;
 	}
 	p->fillers[p->nr_fillers][0] = start;
 	p->fillers[p->nr_fillers][1] = end;
 	p->nr_fillers++;
+	return 0;
 }
 
 struct maps_walk {
@@ -86,6 +100,7 @@ struct maps_walk {
 	unsigned long lo, hi;	/* the stack, with the guard page the kernel wants below it */
 	unsigned long prev_end;
 	int placed;		/* the whole of [lo, hi) was found free */
+	int full;		/* the filler table ran out */
 };
 
 /* A free range [a, b): take all of it that could hold the stack elsewhere. */
@@ -97,15 +112,15 @@ static void walk_gap(struct maps_walk *w, unsigned long a, unsigned long b)
 		return;
 	if (b <= w->lo || a >= w->hi) {
 		if (b - a >= len)
-			add_filler(w->p, a, b);
+			w->full |= add_filler(w->p, a, b);
 		return;
 	}
 	if (a > w->lo || b < w->hi)
 		return;		/* the stack's range is partly taken: placed stays 0 */
 	w->placed = 1;
 	/* the gap holding the stack shrinks to exactly the stack and its guard page */
-	add_filler(w->p, a, w->lo);
-	add_filler(w->p, w->hi, b);
+	w->full |= add_filler(w->p, a, w->lo);
+	w->full |= add_filler(w->p, w->hi, b);
 }
 
 /*
@@ -115,16 +130,17 @@ static void walk_gap(struct maps_walk *w, unsigned long a, unsigned long b)
  * search the kernel will use: it lands on the stack's start top-down, on
  * the guard page bottom-up, where the guard page must then be taken too.
  */
-static void take_guard_if_bottom_up(struct cet_rst_proc *p, struct cet_rst_stack *s)
+static int take_guard_if_bottom_up(struct cet_rst_proc *p, struct cet_rst_stack *s)
 {
 	unsigned long len = s->end - s->start;
 	void *probe = (void *)sys_mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	if ((long)probe < 0 && (long)probe > -4096)
-		return;
+		return 0;
 	sys_munmap(probe, len);
 	if ((unsigned long)probe == s->start - PAGE_SIZE)
-		add_filler(p, s->start - PAGE_SIZE, s->start);
+		return add_filler(p, s->start - PAGE_SIZE, s->start);
+	return 0;
 }
 
 static void walk_vma(struct maps_walk *w, unsigned long start, unsigned long end)
@@ -196,8 +212,9 @@ static int reserve_all_but(struct cet_rst_thread *t, struct cet_rst_stack *s)
 		       (unsigned long long)s->start, (unsigned long long)s->end);
 		return -1;
 	}
-	take_guard_if_bottom_up(w.p, s);
-	return 0;
+	if (w.full)
+		return -1;
+	return take_guard_if_bottom_up(w.p, s);
 }
 
 static void drop_fillers(struct cet_rst_proc *p)
@@ -273,6 +290,52 @@ int cet_rst_place_end(struct cet_rst_thread *t, long enable_ret, unsigned long s
 	return ret;
 }
 
+/*
+ * Move every shadow stack's pages out of the way, into one reservation
+ * taken while all their ranges are still occupied (so it overlaps none of
+ * them): their ranges must be free for the shadow stacks to be made there.
+ * The first thread to get here does it for the process.
+ */
+int cet_rst_set_aside(struct cet_rst_thread *t)
+{
+	struct cet_rst_proc *p = t->proc;
+	unsigned long len = 0, off = 0;
+	long ret = 0;
+	u32 i;
+
+	mutex_lock(&p->lock);
+	if (p->moved_aside || !p->nr_stacks)
+		goto out;
+	for (i = 0; i < p->nr_stacks; i++)
+		len += p->stacks[i].end - p->stacks[i].start;
+	ret = sys_mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (ret < 0 && ret > -4096) {
+		pr_err("cet: cannot reserve %lx bytes for the shadow stacks' pages: %ld\n", len, ret);
+		goto out;
+	}
+	p->aside_base = ret;
+	p->aside_len = len;
+	for (i = 0; i < p->nr_stacks; i++) {
+		struct cet_rst_stack *s = &p->stacks[i];
+		unsigned long size = s->end - s->start;
+
+		s->aside = p->aside_base + off;
+		ret = sys_mremap(s->start, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, s->aside);
+		if (ret != (long)s->aside) {
+			pr_err("cet: cannot move the pages of %llx-%llx aside: %ld\n", (unsigned long long)s->start,
+			       (unsigned long long)s->end, ret);
+			ret = -1;
+			goto out;
+		}
+		off += size;
+	}
+	ret = 0;
+out:
+	p->moved_aside = 1;
+	mutex_unlock(&p->lock);
+	return ret ? -1 : 0;
+}
+
 static void write_words(unsigned long from, unsigned long to, const u64 *src)
 {
 	unsigned long a;
@@ -281,48 +344,138 @@ static void write_words(unsigned long from, unsigned long to, const u64 *src)
 		asm volatile("wrssq %1, (%0)" : : "r"(a), "r"(*src) : "memory");
 }
 
-static void write_contents(struct cet_rst_stack *s, unsigned long from)
+/*
+ * A process where no thread has a shadow stack has no WRSS: its stacks
+ * are written through /proc/self/mem, whose writes may store to
+ * shadow-stack memory (as ptrace's do).  Callers hold the process lock.
+ */
+static int write_through_mem(struct cet_rst_thread *t, unsigned long to, const void *src, unsigned long len)
 {
-	if (from < s->data_start)
-		from = s->data_start;
-	write_words(from, s->end, s->data + (from - s->data_start) / 8);
+	struct cet_rst_proc *p = t->proc;
+	long ret;
+
+	if (p->mem_fd < 0) {
+		p->mem_fd = sys_openat(t->proc_fd, "self/mem", O_RDWR, 0);
+		if (p->mem_fd < 0) {
+			pr_err("cet: cannot open self/mem: %d\n", p->mem_fd);
+			return -1;
+		}
+	}
+	ret = sys_lseek(p->mem_fd, to, SEEK_SET);
+	if (ret != (long)to) {
+		pr_err("cet: cannot seek self/mem to %lx: %ld\n", to, ret);
+		return -1;
+	}
+	ret = sys_write(p->mem_fd, src, len);
+	if (ret != (long)len) {
+		pr_err("cet: cannot write %lx bytes of shadow stack at %lx through self/mem: %ld\n", len, to, ret);
+		return -1;
+	}
+	return 0;
+}
+
+/* [from, to) of the shadow stack s, from the pages set aside */
+static int copy_range(struct cet_rst_thread *t, struct cet_rst_stack *s, unsigned long from, unsigned long to)
+{
+	const void *src = (const void *)(s->aside + (from - s->start));
+
+	if (t->wrss_on) {
+		write_words(from, to, src);
+		return 0;
+	}
+	return write_through_mem(t, from, src, to - from);
 }
 
 /*
- * WRSS on (we need it to write contents), then map and fill the stacks no
- * thread owns: map_shadow_stack ones, such as fibers'.  The first thread
- * with a shadow stack does it for the whole process.
+ * Copy the pages the task really had (present or swapped out in the
+ * pages set aside: CRIU restored only those) at and above @from, in
+ * batches of pagemap entries: a sparse 4 GiB stack costs its used pages.
+ */
+static int copy_pages(struct cet_rst_thread *t, struct cet_rst_stack *s, unsigned long from)
+{
+	unsigned long pages = (s->end - s->start) / PAGE_SIZE, first = (from - s->start) / PAGE_SIZE, i, j;
+	u64 pme[CET_PAGEMAP_BATCH];
+	int fd, ret = 0;
+
+	fd = sys_openat(t->proc_fd, "self/pagemap", O_RDONLY, 0);
+	if (fd < 0) {
+		pr_err("cet: cannot open self/pagemap: %d\n", fd);
+		return -1;
+	}
+	for (i = first; i < pages && !ret; i += CET_PAGEMAP_BATCH) {
+		unsigned long n = pages - i < CET_PAGEMAP_BATCH ? pages - i : CET_PAGEMAP_BATCH;
+		long r = sys_pread(fd, (char *)pme, n * sizeof(u64), (s->aside / PAGE_SIZE + i) * sizeof(u64));
+
+		if (r != (long)(n * sizeof(u64))) {
+			pr_err("cet: cannot read self/pagemap: %ld\n", r);
+			ret = -1;
+			break;
+		}
+		for (j = 0; j < n && !ret; j++) {
+			unsigned long page = s->start + (i + j) * PAGE_SIZE;
+
+			if (!(pme[j] & (CET_PME_PRESENT | CET_PME_SWAP)))
+				continue;
+			ret = copy_range(t, s, page > from ? page : from, page + PAGE_SIZE);
+		}
+	}
+	sys_close(fd);
+	return ret;
+}
+
+/* The stack is made and full: its pages set aside are no longer needed. */
+static void stack_filled(struct cet_rst_stack *s)
+{
+	sys_munmap((void *)s->aside, s->end - s->start);
+	s->filled = 1;
+}
+
+static int make_unowned_stack(struct cet_rst_thread *t, struct cet_rst_stack *s)
+{
+	long ret = sys_map_shadow_stack(s->start, s->end - s->start, 0);
+
+	if (ret != (long)s->start) {
+		pr_err("cet: cannot map shadow stack at %llx: %ld\n", (unsigned long long)s->start, ret);
+		if (ret > 0)
+			sys_munmap((void *)ret, s->end - s->start);
+		return -1;
+	}
+	if (copy_pages(t, s, s->start))
+		return -1;
+	stack_filled(s);
+	return 0;
+}
+
+/*
+ * WRSS on for a thread with a shadow stack (we need it to write
+ * contents), then make and fill the stacks no thread owns:
+ * map_shadow_stack ones, such as fibers'.  The first thread with WRSS
+ * does it for the process; where no thread has a shadow stack, the
+ * leader does, through /proc/self/mem.
  */
 int cet_rst_other_stacks(struct cet_rst_thread *t)
 {
 	struct cet_rst_proc *p = t->proc;
-	long ret;
+	int ret = 0;
 	u32 i;
 
-	ret = sys_arch_prctl(ARCH_SHSTK_ENABLE, ARCH_SHSTK_WRSS);
-	if (ret) {
-		pr_err("cet: %ld: cannot enable WRSS: %ld\n", sys_gettid(), ret);
-		return -1;
-	}
-	mutex_lock(&p->lock);
-	for (i = 0; i < p->nr_stacks; i++) {
-		struct cet_rst_stack *s = &p->stacks[i];
+	if (t->features & ARCH_SHSTK_SHSTK) {
+		long r = sys_arch_prctl(ARCH_SHSTK_ENABLE, ARCH_SHSTK_WRSS);
 
-		if (s->owner >= 0 || s->created)
-			continue;
-		ret = sys_map_shadow_stack(s->start, s->end - s->start, 0);
-		if (ret != (long)s->start) {
-			pr_err("cet: cannot map shadow stack at %llx: %ld\n", (unsigned long long)s->start, ret);
-			if (ret > 0)
-				sys_munmap((void *)ret, s->end - s->start);
-			mutex_unlock(&p->lock);
+		if (r) {
+			pr_err("cet: %ld: cannot enable WRSS: %ld\n", sys_gettid(), r);
 			return -1;
 		}
-		write_contents(s, s->data_start);
-		s->created = 1;
+		t->wrss_on = 1;
+	} else if (p->any_shstk || !t->leader) {
+		return 0;
 	}
+	mutex_lock(&p->lock);
+	for (i = 0; i < p->nr_stacks && !ret; i++)
+		if (p->stacks[i].owner < 0 && !p->stacks[i].filled)
+			ret = make_unowned_stack(t, &p->stacks[i]);
 	mutex_unlock(&p->lock);
-	return 0;
+	return ret;
 }
 
 /*
@@ -334,14 +487,37 @@ int cet_rst_own_contents(struct cet_rst_thread *t)
 {
 	struct cet_rst_stack *s = own_stack(t);
 
-	write_contents(s, t->own == t->cur ? t->ssp : s->data_start);
+	if (copy_pages(t, s, t->own == t->cur ? t->ssp : s->start))
+		return -1;
+	stack_filled(s);
 	return 0;
+}
+
+/*
+ * The leader goes on only when every thread has its shadow stack back (a
+ * thread that fails ends the whole process with exit_group), then drops
+ * what is left of the reservation.
+ */
+static void thread_done(struct cet_rst_thread *t)
+{
+	struct cet_rst_proc *p = t->proc;
+
+	if (!t->leader) {
+		futex_dec_and_wake(&p->threads_left);
+		return;
+	}
+	futex_wait_until(&p->threads_left, 0);
+	if (p->aside_len)
+		sys_munmap((void *)p->aside_base, p->aside_len);
+	if (p->mem_fd >= 0)
+		sys_close(p->mem_fd);
 }
 
 int cet_rst_finish(struct cet_rst_thread *t)
 {
 	if (set_features(t))
 		return -1;
+	thread_done(t);
 	pr_info("cet: %ld: back on ssp %llx, features %llx locked %llx\n", sys_gettid(),
 		(unsigned long long)t->ssp, (unsigned long long)t->features, (unsigned long long)t->locked);
 	return 0;

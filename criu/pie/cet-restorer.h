@@ -2,25 +2,37 @@
 /*
  * criu-cet, restorer side: give a thread its shadow stack back.
  *
- * The restored task runs the whole restorer with shadow stacks off.  At
- * the very end of each thread's restore, cet_restore_thread() turns the
- * shadow stack on with ARCH_SHSTK_ENABLE, steering the kernel's allocation
- * onto the thread's original stack address (so the kernel owns it and
- * frees it when the thread exits, as before the dump), writes the dumped
- * contents with WRSS, and leaves SSP on a sigframe token so that the
- * restorer's final rt_sigreturn lands the thread on its dumped SSP.  Then
- * WRSS and the locks are put back as they were.
+ * The restored task runs the restorer with shadow stacks off.  CRIU's
+ * memory restore has put each shadow stack's pages at their address as
+ * ordinary memory.  Each thread's CET step runs before the restore stage
+ * ends (threads first, the leader after it cloned them and before it
+ * restores rlimits, seccomp and credentials), in this order:
  *
- * Everything that changes SSP under our feet (the enable, the switch) is
- * expanded inline in the restorer's top-level function, which never
- * returns: a return through a frame older than the shadow stack would
- * fault.  Calls made afterwards push and pop their own entries and are fine.
+ *   1. the first thread moves every shadow stack's pages aside, leaving
+ *      their ranges free;
+ *   2. ARCH_SHSTK_ENABLE, steered onto the thread's own range (every
+ *      other gap it would fit in is filled for the moment), so the kernel
+ *      owns the stack and frees it when the thread exits, as before;
+ *   3. WRSS on, the stacks no thread owns made with map_shadow_stack and
+ *      their pages copied in (with WRSS, or through /proc/self/mem in a
+ *      process where no thread has a shadow stack);
+ *   4. SSP moved onto a sigframe token under the dumped SSP, so that the
+ *      restorer's final rt_sigreturn lands the thread on its dumped SSP;
+ *   5. the own stack's pages copied in, at and above the dumped SSP;
+ *   6. WRSS and the lock mask exactly as dumped; the leader waits for
+ *      every thread's step before it goes on.
+ *
+ * Everything that changes SSP under our feet (2 and 4) is expanded inline
+ * in the restorer's top-level function, which never returns: a return
+ * through a frame older than the shadow stack would fault.  Calls made
+ * afterwards push and pop their own entries and are fine.
  */
 #ifndef __CR_PIE_CET_RESTORER_H__
 #define __CR_PIE_CET_RESTORER_H__
 
 #include "../arch/x86/cet/cet-rst.h"
 
+int cet_rst_set_aside(struct cet_rst_thread *t);
 int cet_rst_place_begin(struct cet_rst_thread *t);
 int cet_rst_place_end(struct cet_rst_thread *t, long enable_ret, unsigned long ssp);
 int cet_rst_other_stacks(struct cet_rst_thread *t);
@@ -75,15 +87,20 @@ static always_inline int cet_restore_thread(struct cet_rst_thread *t)
 
 	if (!t->proc)
 		return 0;
-	if (!(t->features & ARCH_SHSTK_SHSTK))
-		return cet_rst_finish(t);	/* no stack: locks only */
+	if (cet_rst_set_aside(t))
+		goto fail;
+	if (!(t->features & ARCH_SHSTK_SHSTK)) {
+		if (cet_rst_other_stacks(t))
+			goto fail;
+		return cet_rst_finish(t);	/* no stack of its own: locks only */
+	}
 
 	if (cet_rst_place_begin(t))
-		return -1;
+		goto fail;
 	ret = cet_rst_enable_shstk();
 	ssp = cet_rst_rdssp();
 	if (cet_rst_place_end(t, ret, ssp))
-		return -1;
+		goto fail;
 	if (cet_rst_other_stacks(t))
 		goto fail;
 	cet_rst_switch(t->ssp);

@@ -119,7 +119,7 @@ int main(int argc, char **argv)
 	if (CET_ENABLE_SHSTK())
 		exit(3);
 	/* what glibc does once it has enabled shadow stacks */
-	cet_arch_prctl(ARCH_SHSTK_LOCK, ARCH_SHSTK_SHSTK | ARCH_SHSTK_WRSS);
+	cet_arch_prctl(ARCH_SHSTK_LOCK, -1UL);	/* as glibc does */
 	sigaction(SIGSEGV, &sa, NULL);
 	signal(SIGUSR2, on_usr2);
 	descend(DEPTH);

@@ -100,6 +100,36 @@ static inline unsigned long cet_token_at(unsigned long addr)
 	return (addr + 8) | 1UL;
 }
 
+/*
+ * The calling thread's whole lock mask.  /proc names the SHSTK and WRSS
+ * bits; for the others the kernel answers ARCH_SHSTK_ENABLE of a single
+ * bit with -EPERM when it is locked and -EINVAL otherwise, changing
+ * nothing.  ~0UL when a bit answers anything else.
+ */
+static inline int cet_status_field(const char *path, const char *field, char *buf, size_t len);
+
+static inline unsigned long cet_lock_mask(void)
+{
+	unsigned long mask = 0;
+	char named[64] = "";
+	int bit;
+
+	cet_status_field("/proc/thread-self/status", "x86_Thread_features_locked", named, sizeof(named));
+	if (strstr(named, "shstk"))
+		mask |= ARCH_SHSTK_SHSTK;
+	if (strstr(named, "wrss"))
+		mask |= ARCH_SHSTK_WRSS;
+	for (bit = 2; bit < 64; bit++) {
+		long ret = cet_prctl(ARCH_SHSTK_ENABLE, 1UL << bit);
+
+		if (ret == -EPERM)
+			mask |= 1UL << bit;
+		else if (ret != -EINVAL)
+			return ~0UL;
+	}
+	return mask;
+}
+
 /* "x86_Thread_features" and the like, from a /proc status file */
 static inline int cet_status_field(const char *path, const char *field, char *buf, size_t len)
 {

@@ -122,7 +122,7 @@ static CET_NOINLINE int run(void)
 		return pr_perror("map_shadow_stack");
 	for (i = 0; i < EXTRA_WORDS; i++)
 		cet_wrss(&extra[i], PATTERN(i));
-	ret = cet_prctl(ARCH_SHSTK_LOCK, ARCH_SHSTK_SHSTK | ARCH_SHSTK_WRSS);
+	ret = cet_prctl(ARCH_SHSTK_LOCK, -1UL);	/* as glibc does */
 	if (ret)
 		return fail("ARCH_SHSTK_LOCK: %ld", ret);
 

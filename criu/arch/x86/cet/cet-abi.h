@@ -16,7 +16,10 @@
 #define ARCH_SHSTK_SHSTK	(1ULL << 0)
 #define ARCH_SHSTK_WRSS		(1ULL << 1)
 #endif
+/* the features criu-cet restores; also the lock bits /proc/PID/status names */
 #define CET_KNOWN_FEATURES	(ARCH_SHSTK_SHSTK | ARCH_SHSTK_WRSS)
+/* lock bits above the named ones: the parasite asks the kernel (cet-parasite.h) */
+#define CET_FIRST_PROBED_BIT	2
 
 #ifndef NT_X86_SHSTK
 #define NT_X86_SHSTK		0x204
@@ -48,16 +51,18 @@
 struct cet_user_regs {
 	uint64_t cet;		/* IA32_U_CET as the kernel keeps it */
 	uint64_t ssp;		/* IA32_PL3_SSP */
-	uint64_t locked;	/* ARCH_SHSTK_* */
+	uint64_t locked;	/* the lock mask as locked: every bit, glibc sets all 64 */
 	uint64_t reserved[5];
 };
 #endif
 
-/* Version of the cet_core_entry written by this criu-cet. */
-#define CET_IMAGE_VERSION	1
+/*
+ * Version of the cet_core_entry written by this criu-cet.  2: shadow-stack
+ * contents live in CRIU's page images, not in the entry.
+ */
+#define CET_IMAGE_VERSION	2
 
-/* Bounds that keep a hostile image from making criu or the restorer go wild. */
-#define CET_MAX_STACKS		1024
-#define CET_MAX_STACK_SIZE	(4UL << 30)	/* the kernel's own limit */
+/* A thread's own shadow stack is at most this big (the kernel's limit). */
+#define CET_MAX_OWN_STACK_SIZE	(4UL << 30)
 
 #endif /* __CR_CET_ABI_H__ */

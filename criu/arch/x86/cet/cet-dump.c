@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * criu-cet, dump side: read every thread's CET state and every shadow-stack
- * mapping with its contents, before the parasite touches the task, and put
- * them into the threads' core images (cet_core_entry, images/cet.proto).
+ * criu-cet, dump side: read every thread's CET state before the parasite
+ * touches the task, complete it with what the parasite learned in the
+ * thread, and put it into the threads' core images (cet_core_entry,
+ * images/cet.proto).
  *
  * Everything here only reads: a dump that fails here leaves the task as it
- * was.  Shadow-stack mappings are taken out of CRIU's ordinary memory
- * handling (no pages image, no premap on restore); this entry restores them.
+ * was.  Shadow-stack pages are dumped by CRIU's memory dump like any
+ * private memory (only pages the task really has, streamed to the page
+ * images), so a task cannot make criu-cet hold its stacks in memory.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +19,6 @@
 #include <sys/uio.h>
 
 #include "common/list.h"
-#include "common/page.h"
 #include "cr_options.h"
 #include "log.h"
 #include "pstree.h"
@@ -26,6 +27,8 @@
 #include "xmalloc.h"
 #include "cet.h"
 #include "images/core.pb-c.h"
+#include "types.h"
+#include "parasite.h"
 
 #include "cet-abi.h"
 #include "cet-host.h"
@@ -37,9 +40,6 @@
 #define PTRACE_ARCH_PRCTL 30
 #endif
 
-#define PME_PRESENT	(1ULL << 63)
-#define PME_SWAP	(1ULL << 62)
-
 struct cet_thread_state {
 	pid_t tid;
 	CetCoreEntry entry;
@@ -47,38 +47,14 @@ struct cet_thread_state {
 
 /* What was read for the task being dumped now (CRIU dumps one at a time). */
 static struct {
-	pid_t leader;
 	int nr_threads;
 	struct cet_thread_state *threads;
-	size_t nr_stacks;
-	CetShstkEntry **stacks;
 } cur;
 
 static void forget_task(void)
 {
-	size_t i;
-
-	for (i = 0; i < cur.nr_stacks; i++) {
-		xfree(cur.stacks[i]->data.data);
-		xfree(cur.stacks[i]);
-	}
-	xfree(cur.stacks);
 	xfree(cur.threads);
 	memset(&cur, 0, sizeof(cur));
-}
-
-void cet_dump_claim_vmas(struct vm_area_list *vmas)
-{
-	struct vma_area *vma;
-
-	/*
-	 * Not REGULAR: no pages dumped, nothing premapped or mapped by CRIU's
-	 * restore.  The entry stays in mm.img (with VMA_AREA_SHSTK) so that
-	 * the restorer's own mappings are placed around it.
-	 */
-	list_for_each_entry(vma, &vmas->h, list)
-		if (vma_area_is(vma, VMA_AREA_SHSTK))
-			vma->e->status &= ~VMA_AREA_REGULAR;
 }
 
 /* "x86_Thread_features_locked: shstk wrss" -> ARCH_SHSTK_* bits */
@@ -133,8 +109,10 @@ static int read_thread_regset(pid_t tid, CetCoreEntry *e)
 		pr_perror("%d: NT_X86_CET_USER", tid);
 		return -1;
 	}
-	if ((regs.cet & ~(USER_CET_SHSTK_EN | USER_CET_WRSS_EN)) || (regs.locked & ~CET_KNOWN_FEATURES)) {
-		pr_err("%d: unknown CET state %#" PRIx64 "/%#" PRIx64 "\n", tid, regs.cet, regs.locked);
+	/* any lock bit is fine (glibc locks all 64): restore locks the same mask */
+	if (regs.cet & ~(USER_CET_SHSTK_EN | USER_CET_WRSS_EN)) {
+		pr_err("%d: unknown CET state %#" PRIx64 ": refusing to dump what we cannot restore\n", tid,
+		       regs.cet);
 		return -1;
 	}
 	e->features = (regs.cet & USER_CET_SHSTK_EN ? ARCH_SHSTK_SHSTK : 0) |
@@ -184,116 +162,22 @@ static int read_thread(pid_t pid, pid_t tid, CetCoreEntry *e)
 	return 0;
 }
 
-/* The lowest page of [start, end) that was ever touched: below it, nothing to save. */
-static int lowest_used_page(int pagemap, u64 start, u64 end, u64 *first)
-{
-	u64 nr = (end - start) / PAGE_SIZE, i;
-	size_t len = nr * sizeof(u64);
-	u64 *pme = xmalloc(len);
-
-	if (!pme)
-		return -1;
-	/* one read for the whole mapping: 16 KiB of pagemap for an 8 MiB stack */
-	if (pread(pagemap, pme, len, start / PAGE_SIZE * sizeof(u64)) != (ssize_t)len) {
-		pr_perror("pagemap");
-		xfree(pme);
-		return -1;
-	}
-	for (i = 0; i < nr; i++)
-		if (pme[i] & (PME_PRESENT | PME_SWAP))
-			break;
-	xfree(pme);
-	*first = start + i * PAGE_SIZE;
-	return 0;
-}
-
-static CetShstkEntry *read_stack(pid_t pid, int pagemap, int mem, struct vma_area *vma)
-{
-	CetShstkEntry *s = xzalloc(sizeof(*s));
-	size_t len;
-
-	if (!s)
-		return NULL;
-	cet_shstk_entry__init(s);
-	s->start = vma->e->start;
-	s->end = vma->e->end;
-	if (s->end - s->start > CET_MAX_STACK_SIZE) {
-		pr_err("shadow stack %#" PRIx64 "-%#" PRIx64 " is too large\n", s->start, s->end);
-		goto err;
-	}
-	if (lowest_used_page(pagemap, s->start, s->end, &s->data_start))
-		goto err;
-	len = s->end - s->data_start;
-	s->data.len = len;
-	s->data.data = len ? xmalloc(len) : NULL;
-	if (len && !s->data.data)
-		goto err;
-	if (len && pread(mem, s->data.data, len, s->data_start) != (ssize_t)len) {
-		pr_perror("%d: cannot read shadow stack %#" PRIx64 "-%#" PRIx64, pid, s->start, s->end);
-		goto err;
-	}
-	pr_info("shadow stack %#" PRIx64 "-%#" PRIx64 ": %zu bytes used\n", s->start, s->end, len);
-	return s;
-err:
-	xfree(s->data.data);
-	xfree(s);
-	return NULL;
-}
-
-static int read_stacks(pid_t pid, struct vm_area_list *vmas)
+/* Each thread's SSP must be in a shadow-stack mapping, or we could not put it back. */
+static int check_ssp_in_stacks(struct vm_area_list *vmas)
 {
 	struct vma_area *vma;
-	int pagemap = -1, mem = -1, ret = -1;
-
-	list_for_each_entry(vma, &vmas->h, list) {
-		CetShstkEntry **more, *s;
-
-		if (!vma_area_is(vma, VMA_AREA_SHSTK))
-			continue;
-		if (pagemap < 0) {
-			pagemap = open_proc(pid, "pagemap");
-			mem = open_proc(pid, "mem");
-			if (pagemap < 0 || mem < 0)
-				goto out;
-		}
-		if (cur.nr_stacks >= CET_MAX_STACKS) {
-			pr_err("%d: more than %d shadow stacks\n", pid, CET_MAX_STACKS);
-			goto out;
-		}
-		s = read_stack(pid, pagemap, mem, vma);
-		if (!s)
-			goto out;
-		more = xrealloc(cur.stacks, (cur.nr_stacks + 1) * sizeof(*more));
-		if (!more) {
-			xfree(s->data.data);
-			xfree(s);
-			goto out;
-		}
-		cur.stacks = more;
-		cur.stacks[cur.nr_stacks++] = s;
-	}
-	ret = 0;
-out:
-	close_safe(&pagemap);
-	close_safe(&mem);
-	return ret;
-}
-
-/* Each thread's SSP must be in one of the stacks, or we could not put it back. */
-static int check_ssp_in_stacks(void)
-{
 	int i;
 
 	for (i = 0; i < cur.nr_threads; i++) {
 		CetCoreEntry *e = &cur.threads[i].entry;
-		size_t j;
+		bool found = false;
 
 		if (!e->has_ssp)
 			continue;
-		for (j = 0; j < cur.nr_stacks; j++)
-			if (e->ssp > cur.stacks[j]->start && e->ssp <= cur.stacks[j]->end)
-				break;
-		if (j == cur.nr_stacks || e->ssp % 8) {
+		list_for_each_entry(vma, &vmas->h, list)
+			if (vma_area_is(vma, VMA_AREA_SHSTK) && e->ssp > vma->e->start && e->ssp <= vma->e->end)
+				found = true;
+		if (!found || e->ssp % 8) {
 			pr_err("%d: SSP %#" PRIx64 " is in no shadow-stack mapping\n", cur.threads[i].tid, e->ssp);
 			return -1;
 		}
@@ -307,7 +191,6 @@ int cet_dump_task(struct pstree_item *item, struct vm_area_list *vmas)
 	int i;
 
 	forget_task();
-	cur.leader = pid;
 	cur.threads = xzalloc(item->nr_threads * sizeof(*cur.threads));
 	if (!cur.threads)
 		return -1;
@@ -317,7 +200,7 @@ int cet_dump_task(struct pstree_item *item, struct vm_area_list *vmas)
 		if (read_thread(pid, cur.threads[i].tid, &cur.threads[i].entry))
 			goto err;
 	}
-	if (read_stacks(pid, vmas) || check_ssp_in_stacks())
+	if (check_ssp_in_stacks(vmas))
 		goto err;
 	return 0;
 err:
@@ -326,18 +209,36 @@ err:
 	return -1;
 }
 
-int cet_dump_thread_core(pid_t tid, CoreEntry *core)
+/*
+ * On a stock kernel /proc names only the SHSTK and WRSS lock bits; the
+ * parasite asked the thread about the others (cet-parasite.h).  With
+ * NT_X86_CET_USER the mask was read whole.
+ */
+static int add_probed_locks(pid_t tid, CetCoreEntry *e, const struct parasite_dump_thread *ti)
+{
+	if (cet_kernel_has_regset(tid))
+		return 0;
+	if (ti->cet_probe) {
+		pr_err("%d: the kernel has a shadow-stack feature at bit %d that criu-cet does not know\n", tid,
+		       ti->cet_unknown_bit);
+		return -1;
+	}
+	e->locked |= ti->cet_locked & ~CET_KNOWN_FEATURES;
+	if (e->locked)
+		pr_info("%d: locked %#" PRIx64 "\n", tid, e->locked);
+	return 0;
+}
+
+int cet_dump_thread_core(pid_t tid, CoreEntry *core, const struct parasite_dump_thread *ti)
 {
 	int i;
 
 	for (i = 0; i < cur.nr_threads; i++) {
 		if (cur.threads[i].tid != tid)
 			continue;
+		if (add_probed_locks(tid, &cur.threads[i].entry, ti))
+			return -1;
 		core->cet = &cur.threads[i].entry;
-		if (tid == cur.leader) {
-			core->cet->n_stacks = cur.nr_stacks;
-			core->cet->stacks = cur.stacks;
-		}
 		return 0;
 	}
 	pr_err("%d: thread unknown to the CET dump\n", tid);

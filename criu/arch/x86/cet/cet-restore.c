@@ -6,6 +6,8 @@
  *
  * Anything wrong with an image is refused here, before the restorer runs,
  * with a message that says what: a restore that fails leaves no task.
+ * The shadow stacks' pages come from CRIU's page images like any private
+ * memory: here they are only listed, never held.
  */
 #include <string.h>
 
@@ -35,12 +37,13 @@ static unsigned long rst_data_pos;
 static int check_thread(pid_t tid, const CetCoreEntry *e)
 {
 	if (e->version != CET_IMAGE_VERSION) {
-		pr_err("%d: CET image version %u, this criu-cet reads %u\n", tid, e->version, CET_IMAGE_VERSION);
+		pr_err("%d: CET image version %u, this criu-cet reads %u%s\n", tid, e->version, CET_IMAGE_VERSION,
+		       e->version == 1 ? " (dumped by an older criu-cet)" : "");
 		return -1;
 	}
-	if ((e->features | e->locked) & ~CET_KNOWN_FEATURES) {
-		pr_err("%d: unknown CET features %#" PRIx64 "/%#" PRIx64 " in the image\n", tid, e->features,
-		       e->locked);
+	/* any lock bit is fine: the restore locks the same mask */
+	if (e->features & ~CET_KNOWN_FEATURES) {
+		pr_err("%d: unknown CET features %#" PRIx64 " in the image\n", tid, e->features);
 		return -1;
 	}
 	if ((e->features & ARCH_SHSTK_WRSS) && !(e->features & ARCH_SHSTK_SHSTK)) {
@@ -54,49 +57,33 @@ static int check_thread(pid_t tid, const CetCoreEntry *e)
 	return 0;
 }
 
-static bool vma_is_shstk_at(struct vm_area_list *vmas, u64 start, u64 end)
+/*
+ * A shadow-stack mapping of mm.img: private anonymous memory whose pages
+ * CRIU restores (premapped) and whose place the restorer then turns into
+ * a shadow stack.  Anything else marked so is a damaged image.
+ */
+static int check_stack_vma(const VmaEntry *e)
 {
-	struct vma_area *vma;
-
-	list_for_each_entry(vma, &vmas->h, list)
-		if (vma->e->start == start && vma->e->end == end)
-			return vma_area_is(vma, VMA_AREA_SHSTK) && !vma_area_is(vma, VMA_AREA_REGULAR);
-	return false;
+	if (!vma_entry_is(e, VMA_AREA_REGULAR) || !vma_entry_is(e, VMA_ANON_PRIVATE) ||
+	    !vma_entry_is(e, VMA_PREMMAPED) || e->start % PAGE_SIZE || e->end % PAGE_SIZE || e->start >= e->end ||
+	    e->start < PAGE_SIZE || e->end > kdat.task_size) {
+		pr_err("shadow-stack mapping %#" PRIx64 "-%#" PRIx64 " is malformed in mm.img\n", e->start, e->end);
+		return -1;
+	}
+	return 0;
 }
 
-static int check_stacks(const CetCoreEntry *e, struct vm_area_list *vmas, unsigned long *data_len)
+static int count_stacks(struct vm_area_list *vmas, u32 *nr)
 {
 	struct vma_area *vma;
-	size_t i, nr_vmas = 0;
 
-	*data_len = 0;
-	if (e->n_stacks > CET_MAX_STACKS) {
-		pr_err("%zu shadow stacks in the image, at most %d\n", e->n_stacks, CET_MAX_STACKS);
-		return -1;
-	}
-	for (i = 0; i < e->n_stacks; i++) {
-		const CetShstkEntry *s = e->stacks[i];
-
-		if (s->start % PAGE_SIZE || s->end % PAGE_SIZE || s->data_start % PAGE_SIZE ||
-		    s->start >= s->end || s->end > kdat.task_size || s->end - s->start > CET_MAX_STACK_SIZE ||
-		    s->data_start < s->start || s->data_start > s->end || s->data.len != s->end - s->data_start ||
-		    (i && s->start < e->stacks[i - 1]->end)) {
-			pr_err("shadow stack %zu (%#" PRIx64 "-%#" PRIx64 ") is malformed in the image\n", i, s->start,
-			       s->end);
+	*nr = 0;
+	list_for_each_entry(vma, &vmas->h, list) {
+		if (!vma_area_is(vma, VMA_AREA_SHSTK))
+			continue;
+		if (check_stack_vma(vma->e))
 			return -1;
-		}
-		if (!vma_is_shstk_at(vmas, s->start, s->end)) {
-			pr_err("shadow stack %#" PRIx64 "-%#" PRIx64 " has no matching mapping in mm.img\n", s->start,
-			       s->end);
-			return -1;
-		}
-		*data_len += s->data.len;
-	}
-	list_for_each_entry(vma, &vmas->h, list)
-		nr_vmas += vma_area_is(vma, VMA_AREA_SHSTK);
-	if (nr_vmas != e->n_stacks) {
-		pr_err("mm.img lists %zu shadow-stack mappings, the CET entry %zu\n", nr_vmas, e->n_stacks);
-		return -1;
+		(*nr)++;
 	}
 	return 0;
 }
@@ -105,7 +92,7 @@ static int check_stacks(const CetCoreEntry *e, struct vm_area_list *vmas, unsign
  * The kernel keeps the page below a shadow stack free and will not place
  * one without it.  Count that page as taken, so that criu does not put
  * the restorer's bootstrap there (the restorer gets its own copy of the
- * VMA list earlier, with the exact ranges).
+ * VMA list earlier, with the exact ranges, and the pages are premapped).
  */
 static void keep_guard_pages_free(struct vm_area_list *vmas)
 {
@@ -117,12 +104,12 @@ static void keep_guard_pages_free(struct vm_area_list *vmas)
 }
 
 /* The stack holding ssp: the thread runs on it, the kernel is to own it. */
-static int stack_of(const CetCoreEntry *leader, u64 ssp)
+static int stack_of(const struct cet_rst_proc *p, const struct cet_rst_stack *stacks, u64 ssp)
 {
-	size_t i;
+	u32 i;
 
-	for (i = 0; i < leader->n_stacks; i++)
-		if (ssp > leader->stacks[i]->start && ssp <= leader->stacks[i]->end)
+	for (i = 0; i < p->nr_stacks; i++)
+		if (ssp > stacks[i].start && ssp <= stacks[i].end)
 			return i;
 	return -1;
 }
@@ -135,15 +122,15 @@ static bool legacy_shstk(CoreEntry *core)
 	return !core->cet && fp && fp->xsave && fp->xsave->cet && (fp->xsave->cet->cet & ARCH_SHSTK_SHSTK);
 }
 
-static int fill_threads(struct pstree_item *item, const CetCoreEntry *leader, struct cet_rst_stack *stacks,
+static int fill_threads(struct pstree_item *item, struct cet_rst_proc *p, struct cet_rst_stack *stacks,
 			struct thread_restore_args *targs)
 {
-	bool any_shstk = false;
 	int i;
 
 	for (i = 0; i < item->nr_threads; i++) {
 		const CetCoreEntry *e = item->core[i]->cet;
 		struct cet_rst_thread *t = &targs[i].shstk;
+		int s;
 
 		memset(t, 0, sizeof(*t));
 		t->own = t->cur = -1;
@@ -153,22 +140,19 @@ static int fill_threads(struct pstree_item *item, const CetCoreEntry *leader, st
 		t->locked = e->locked;
 		if (!(e->features & ARCH_SHSTK_SHSTK))
 			continue;
-		any_shstk = true;
+		p->any_shstk = 1;
 		t->ssp = e->ssp;
-		t->own = t->cur = stack_of(leader, e->ssp);
-		if (t->own < 0 || stacks[t->own].owner >= 0 || e->ssp - 16 < leader->stacks[t->own]->start ||
-		    e->ssp < leader->stacks[t->own]->data_start) {
+		s = stack_of(p, stacks, e->ssp);
+		if (s < 0 || stacks[s].owner >= 0 || e->ssp - 16 < stacks[s].start ||
+		    stacks[s].end - stacks[s].start > CET_MAX_OWN_STACK_SIZE) {
 			pr_err("%d: SSP %#" PRIx64 " is not on a shadow stack of its own in the image\n",
 			       item->threads[i].ns[0].virt, e->ssp);
 			return -1;
 		}
-		stacks[t->own].owner = i;
+		t->own = t->cur = s;
+		stacks[s].owner = i;
 	}
-	if (leader->n_stacks && !any_shstk) {
-		pr_err("shadow-stack mappings but no thread with a shadow stack: nothing can write them\n");
-		return -1;
-	}
-	if (any_shstk && !cet_host_has_shstk()) {
+	if ((p->any_shstk || p->nr_stacks) && !cet_host_has_shstk()) {
 		pr_err("the image has shadow stacks but this host has no user shadow stacks (no user_shstk)\n");
 		return -1;
 	}
@@ -176,48 +160,59 @@ static int fill_threads(struct pstree_item *item, const CetCoreEntry *leader, st
 }
 
 /*
- * Lay out, in one restorer-memory block: the process part, the stack
- * table, the contents.  Pointers inside are offsets from the block until
- * cet_restore_fixup() knows where the block lands in the restorer.
+ * Every gap of the address space may need a filler while a thread's stack
+ * is placed: the task's mappings, the restorer's few, the pages set aside.
  */
-static struct cet_rst_proc *alloc_rst_data(const CetCoreEntry *leader, unsigned long data_len)
+static u32 max_fillers(struct vm_area_list *vmas, u32 nr_stacks)
 {
-	unsigned long size = sizeof(struct cet_rst_proc) + leader->n_stacks * sizeof(struct cet_rst_stack);
-	unsigned long off;
-	struct cet_rst_proc *p;
-	size_t i;
+	return vmas->nr + nr_stacks + 64;
+}
 
-	size = round_up(size, 8);
+/*
+ * Lay out, in one restorer-memory block: the process part, the stack
+ * table, the filler table.  Pointers inside are offsets from the block
+ * until cet_restore_fixup() knows where the block lands in the restorer.
+ */
+static struct cet_rst_proc *alloc_rst_data(struct pstree_item *item, struct vm_area_list *vmas, u32 nr_stacks)
+{
+	u32 nr_fillers = max_fillers(vmas, nr_stacks);
+	unsigned long stacks_off = round_up(sizeof(struct cet_rst_proc), 8);
+	unsigned long fillers_off = stacks_off + nr_stacks * sizeof(struct cet_rst_stack);
+	struct cet_rst_stack *stacks;
+	struct cet_rst_proc *p;
+	struct vma_area *vma;
+	u32 i = 0;
+
 	rst_data_pos = rst_mem_align_cpos(RM_PRIVATE);
-	p = rst_mem_alloc(size + data_len, RM_PRIVATE);
+	p = rst_mem_alloc(fillers_off + nr_fillers * sizeof(*p->fillers), RM_PRIVATE);
 	if (!p)
 		return NULL;
-	memset(p, 0, size);
-	p->nr_stacks = leader->n_stacks;
+	memset(p, 0, fillers_off);
 	p->task_size = kdat.task_size;
-	p->stacks = (void *)sizeof(*p);
-	off = size;
-	for (i = 0; i < leader->n_stacks; i++) {
-		const CetShstkEntry *s = leader->stacks[i];
-		struct cet_rst_stack *r = (void *)p + sizeof(*p) + i * sizeof(*r);
-
-		r->start = s->start;
-		r->end = s->end;
-		r->data_start = s->data_start;
-		r->owner = -1;
-		r->data = (void *)off;
-		memcpy((void *)p + off, s->data.data, s->data.len);
-		off += s->data.len;
+	p->mem_fd = -1;
+	p->nr_stacks = nr_stacks;
+	p->stacks = (void *)stacks_off;
+	p->max_fillers = nr_fillers;
+	p->fillers = (void *)fillers_off;
+	futex_set(&p->threads_left, item->nr_threads - 1);
+	stacks = (void *)p + stacks_off;
+	list_for_each_entry(vma, &vmas->h, list) {
+		if (!vma_area_is(vma, VMA_AREA_SHSTK))
+			continue;
+		stacks[i].start = vma->e->start;
+		stacks[i].end = vma->e->end;
+		stacks[i].owner = -1;
+		i++;
 	}
 	have_rst_data = true;
 	return p;
 }
 
-static bool any_cet_state(struct pstree_item *item, const CetCoreEntry *leader)
+static bool any_cet_state(struct pstree_item *item, u32 nr_stacks)
 {
 	int i;
 
-	if (leader->n_stacks)
+	if (nr_stacks)
 		return true;
 	for (i = 0; i < item->nr_threads; i++) {
 		const CetCoreEntry *e = item->core[i]->cet;
@@ -231,11 +226,10 @@ static bool any_cet_state(struct pstree_item *item, const CetCoreEntry *leader)
 int cet_restore_prepare(struct pstree_item *item, CoreEntry *core, struct task_restore_args *ta)
 {
 	struct thread_restore_args *targs = (struct thread_restore_args *)(&ta[1]);
-	const CetCoreEntry *leader = core->cet;
-	struct cet_rst_stack *stacks;
+	struct vm_area_list *vmas = &rsti(item)->vmas;
 	struct cet_rst_proc *p;
-	unsigned long data_len;
 	int i, me = -1;
+	u32 nr_stacks;
 
 	have_rst_data = false;
 	memset(&ta->shstk, 0, sizeof(ta->shstk));
@@ -251,19 +245,19 @@ int cet_restore_prepare(struct pstree_item *item, CoreEntry *core, struct task_r
 		if (item->core[i]->cet && check_thread(item->threads[i].ns[0].virt, item->core[i]->cet))
 			return -1;
 	}
-	if (!leader || me < 0 || !any_cet_state(item, leader))
-		return 0;	/* nothing CET about this task: the restorer does nothing */
-	if (check_stacks(leader, &rsti(item)->vmas, &data_len))
+	if (count_stacks(vmas, &nr_stacks))
 		return -1;
-	keep_guard_pages_free(&rsti(item)->vmas);
+	if (me < 0 || !any_cet_state(item, nr_stacks))
+		return 0;	/* nothing CET about this task: the restorer does nothing */
 
-	p = alloc_rst_data(leader, data_len);
+	p = alloc_rst_data(item, vmas, nr_stacks);
 	if (!p)
 		return -1;
-	stacks = (void *)p + sizeof(*p);
-	if (fill_threads(item, leader, stacks, targs))
+	if (fill_threads(item, p, (void *)p + (unsigned long)p->stacks, targs))
 		return -1;
+	keep_guard_pages_free(vmas);
 	ta->shstk = targs[me].shstk;
+	ta->shstk.leader = 1;
 	return 0;
 }
 
@@ -285,15 +279,13 @@ int cet_restore_trampoline(struct pstree_item *item, CoreEntry *core, int (*func
 int cet_restore_fixup(struct task_restore_args *ta, struct thread_restore_args *threads, int nr_threads)
 {
 	struct cet_rst_proc *p;
-	u32 i;
 	int t;
 
 	if (!have_rst_data)
 		return 0;
 	p = rst_mem_remap_ptr(rst_data_pos, RM_PRIVATE);
 	p->stacks = (void *)p + (unsigned long)p->stacks;
-	for (i = 0; i < p->nr_stacks; i++)
-		p->stacks[i].data = (void *)p + (unsigned long)p->stacks[i].data;
+	p->fillers = (void *)p + (unsigned long)p->fillers;
 	ta->shstk.proc = p;
 	ta->shstk.proc_fd = ta->proc_fd;
 	for (t = 0; t < nr_threads; t++) {

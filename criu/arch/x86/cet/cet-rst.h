@@ -11,27 +11,34 @@
 #include "common/lock.h"
 #include "cet-abi.h"
 
-#define CET_MAX_FILLERS		256
-
+/*
+ * A shadow-stack mapping of the process.  CRIU's restore puts its pages at
+ * [start, end) as ordinary memory; the restorer moves them aside, makes a
+ * shadow stack there and copies them in.
+ */
 struct cet_rst_stack {
 	u64		start;
 	u64		end;
-	u64		data_start;	/* contents for [data_start, end) */
-	u64		*data;
+	u64		aside;		/* where the pages wait, once moved aside */
 	s32		owner;		/* index of the thread owning it, -1 if none */
-	u32		created;	/* mapped and filled (non-owned stacks) */
+	u32		filled;		/* shadow stack made and its pages copied */
 };
 
 /* One per process, shared by its threads in the restorer. */
 struct cet_rst_proc {
-	mutex_t			lock;		/* RLIMIT_STACK and fillers are process-wide */
+	mutex_t			lock;		/* placement and the shared tables */
+	futex_t			threads_left;	/* threads (not the leader) still at their CET step */
+	u32			any_shstk;	/* some thread has a shadow stack (and so WRSS) */
+	u32			moved_aside;
+	u64			task_size;
 	u32			nr_stacks;
 	struct cet_rst_stack	*stacks;
-	u64			task_size;
-	u64			rlim_stack_cur;	/* what the task's RLIMIT_STACK is after restore */
-	u64			rlim_stack_max;
+	u64			aside_base;	/* one reservation holding every stack's pages */
+	u64			aside_len;
+	s32			mem_fd;		/* /proc/self/mem, when no thread has WRSS */
 	u32			nr_fillers;
-	u64			fillers[CET_MAX_FILLERS][2];
+	u32			max_fillers;	/* enough for every gap of the address space */
+	u64			(*fillers)[2];
 };
 
 /*
@@ -42,11 +49,13 @@ struct cet_rst_proc {
 struct cet_rst_thread {
 	struct cet_rst_proc	*proc;		/* NULL: nothing to do (no CET in the image) */
 	u64			features;
-	u64			locked;
+	u64			locked;		/* the whole mask, as dumped */
 	u64			ssp;
 	s32			own;		/* stack the kernel allocates for the thread */
 	s32			cur;		/* stack the SSP is in (own, or a fiber's) */
 	s32			proc_fd;
+	u32			leader;		/* waits for the other threads' steps */
+	u32			wrss_on;	/* WRSS lent to the restorer for the copy */
 };
 
 #endif /* __CR_CET_RST_H__ */
