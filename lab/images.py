@@ -78,41 +78,52 @@ def num(v):
     return int(v, 16) if isinstance(v, str) else v
 
 
+VMA_AREA_SHSTK = 1 << 15
+
+
+def mm_path(folder):
+    with open(os.path.join(folder, "pid")) as f:
+        return os.path.join(folder, f"mm-{f.read().strip()}.img")
+
+
+def shstk_vmas(folder):
+    """The shadow-stack mappings of mm.img (entries as pycriu gives them)."""
+    mm = load(mm_path(folder))["entries"][0]
+    return [v for v in mm["vmas"] if num(v["status"]) & VMA_AREA_SHSTK]
+
+
 def _edit_leader_cet(folder, fn):
     path = leader_core_path(folder)
     img = load(path)
-    fn(img["entries"][0])
+    fn(folder, img["entries"][0])
     save(img, path)
 
 
 def _set(field, value):
-    def fn(core):
+    def fn(folder, core):
         core["cet"][field] = value
     return fn
 
 
-def _shift_stack(core):
-    """Move the first shadow stack by a page: mm.img no longer has it."""
-    s = core["cet"]["stacks"][0]
-    for k in ("start", "end", "data_start"):
-        s[k] = num(s[k]) + PAGE
+def _ssp_outside(folder, core):
+    core["cet"]["ssp"] = num(shstk_vmas(folder)[0]["start"]) - 8 * PAGE
 
 
-def _truncate_data(core):
-    s = core["cet"]["stacks"][0]
-    raw = base64.b64decode(s["data"])
-    s["data"] = base64.b64encode(raw[:-8]).decode()
-
-
-def _ssp_outside(core):
-    core["cet"]["ssp"] = num(core["cet"]["stacks"][0]["start"]) - 8 * PAGE
-
-
-def _ssp_misaligned(core):
+def _ssp_misaligned(folder, core):
     core["cet"]["ssp"] = num(core["cet"]["ssp"]) + 4
 
 
-def _drop_cet(core):
+def _unmark_stack(folder, core):
+    """mm.img loses the shadow-stack mark of the stack SSP is on."""
+    path = mm_path(folder)
+    img = load(path)
+    for v in img["entries"][0]["vmas"]:
+        if num(v["status"]) & VMA_AREA_SHSTK:
+            v["status"] = num(v["status"]) & ~VMA_AREA_SHSTK
+    save(img, path)
+
+
+def _drop_cet(folder, core):
     """What an image of a CRIU without criu-cet looks like: upstream's SSP only."""
     ssp = core["cet"].get("ssp", 0)
     del core["cet"]
@@ -120,15 +131,15 @@ def _drop_cet(core):
     fp.setdefault("xsave", {})["cet"] = {"cet": 1, "ssp": ssp}
 
 
-# variant -> (how to damage the leader's core, what criu-cet must say)
+# variant -> (how to damage the images, what criu-cet must say)
 DAMAGE = {
     "version": (_set("version", 99), "CET image version 99"),
+    "version-1": (_set("version", 1), "dumped by an older criu-cet"),
     "wrss-without-shstk": (_set("features", 2), "WRSS without a shadow stack"),
     "unknown-feature": (_set("features", 5), "unknown CET features"),
     "ssp-outside": (_ssp_outside, "is not on a shadow stack of its own"),
     "ssp-misaligned": (_ssp_misaligned, "bad or missing SSP"),
-    "stack-moved": (_shift_stack, "has no matching mapping in mm.img"),
-    "data-truncated": (_truncate_data, "is malformed in the image"),
+    "stack-unmarked": (_unmark_stack, "is not on a shadow stack of its own"),
     "no-cet-entry": (_drop_cet, "no criu-cet entry"),
 }
 

@@ -32,24 +32,26 @@ def test_crit_decodes_the_cet_entry(exported):
                os.path.join(images.CRIU_TREE, "crit"))
     out = subprocess.run([sys.executable, "-m", "crit", "decode", "-i", core, "--pretty"], env=env,
                          capture_output=True, text=True, check=True).stdout
-    assert '"cet"' in out and '"stacks"' in out
+    assert '"cet"' in out and '"locked"' in out
     cet = images.leader_cet(exported)
-    assert cet["version"] == 1
-    # demo_service: shadow stack on, SHSTK|WRSS locked the glibc way
-    assert images.num(cet["features"]) == 0x1 and images.num(cet["locked"]) == 0x3
-    (stack,) = cet["stacks"]
-    start, end, data_start = (images.num(stack[k]) for k in ("start", "end", "data_start"))
-    ssp = images.num(cet["ssp"])
-    assert start < data_start <= ssp < end, "SSP inside the saved, used part of its stack"
-    # only the used part is saved, not the whole 8 MiB mapping
-    assert end - start >= 1 << 20 and end - data_start <= 4 * 4096
+    assert cet["version"] == 2 and "stacks" not in cet
+    # demo_service: shadow stack on, locked the way glibc locks: ARCH_SHSTK_LOCK(-1), all 64 bits
+    assert images.num(cet["features"]) == 0x1 and images.num(cet["locked"]) == (1 << 64) - 1
+    (vma,) = images.shstk_vmas(exported)
+    start, end = images.num(vma["start"]), images.num(vma["end"])
+    assert start < images.num(cet["ssp"]) <= end
 
 
-def test_shadow_stack_mapping_left_crius_memory_handling(exported):
+def test_shadow_stack_pages_are_in_the_page_images(exported):
+    """Private memory for CRIU: the pages the task has, no more (the mapping is 8 MiB)."""
+    (vma,) = images.shstk_vmas(exported)
+    start, end = images.num(vma["start"]), images.num(vma["end"])
+    assert images.num(vma["status"]) & 1, "VMA_AREA_REGULAR"
+    assert end - start >= 1 << 20
     pid = open(os.path.join(exported, "pid")).read().strip()
-    mm = images.load(os.path.join(exported, f"mm-{pid}.img"), pretty=True)["entries"][0]
-    ss = [v for v in mm["vmas"] if "VMA_AREA_SHSTK" in v["status"]]
-    assert len(ss) == 1 and "VMA_AREA_REGULAR" not in ss[0]["status"]
+    pagemap = images.load(os.path.join(exported, f"pagemap-{pid}.img"))["entries"][1:]
+    pages = sum(e["nr_pages"] for e in pagemap if start <= images.num(e["vaddr"]) < end)
+    assert 1 <= pages <= 4, f"{pages} shadow-stack pages in the page images"
 
 
 @pytest.fixture(scope="module")

@@ -65,7 +65,7 @@ def test_stock_kernel_uses_stock_interfaces(lab):
 
 def test_patched_kernel_regset_is_used(patched):
     r = patched.expect_pass("cet.kernel-regset")
-    assert "(NT_X86_CET_USER)" in r["detail"] and "1 WRSS loan(s) by the tracer" in r["detail"]
+    assert "(NT_X86_CET_USER)" in r["detail"] and "1 sigreturn token(s) written by the tracer" in r["detail"]
 
 
 @pytest.mark.parametrize("test", ZDTM_TESTS)

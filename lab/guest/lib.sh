@@ -71,3 +71,22 @@ counter_cycle() {
 		lab_fail "$name" "restore reported success, then the task died (count stuck at $c2): ${why:-no kernel report}"
 	fi
 }
+
+# death_cases CRIU SUFFIX: criu dies during a dump of each death test
+# (suites criu-death and criu-death-stock).  The kill points are lines of
+# criu's own log, in dump order: the parasite is in (daemon mode), the
+# memory map, the pages, the leader's core.
+death_cases() {
+	local name spec
+	while read -r name spec; do
+		zdtm_cet_run --flavour "death-$name$2" --mode criu-death --death "$spec" --criu "$1" \
+			--dir /lab/zdtm/cet --only recursion,threads,wrss,wrss_off,locked,mixed_threads
+	done <<-CASES
+	fault1 fault=1
+	fault5 fault=5
+	daemon kill-at=has been switched to daemon mode
+	mm kill-at=Dumping mm (pid
+	pages kill-at=Dumping pages (type
+	core kill-at=Dumping core (pid
+	CASES
+}

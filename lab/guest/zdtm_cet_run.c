@@ -56,8 +56,12 @@ static int nocr, have_shstk;
  * --leave-running, no restore.  dump-fail: a dump that fails half-way (the
  * image directory is a tmpfs too small for the pages), no restore.  The
  * last two check that the task runs on with its CET state as before.
+ * criu-death: criu dies during the dump (--death fault=N: CRIU's own fault
+ * injection, CRIU_FAULT=N; --death kill-at=TEXT: SIGKILL as soon as its
+ * log says TEXT), no restore; the task must run on with its state.
  */
-enum { MODE_CR, MODE_LEAVE_RUNNING, MODE_DUMP_FAIL } mode = MODE_CR;
+enum { MODE_CR, MODE_LEAVE_RUNNING, MODE_DUMP_FAIL, MODE_CRIU_DEATH } mode = MODE_CR;
+static const char *death;
 
 struct test {
 	char name[64];
@@ -648,6 +652,64 @@ static int run_criu(const char *action, const char *work, const char *imgdir, in
 	return 0;
 }
 
+/* Does the file at @path hold @text yet? */
+static int file_has(const char *path, const char *text)
+{
+	static char buf[1 << 20];
+
+	return read_file(path, buf, sizeof(buf)) > 0 && strstr(buf, text);
+}
+
+/*
+ * criu dump, made to die on the way (see MODE_CRIU_DEATH).  Says in @how
+ * how criu ended; -1 when it did not die as meant.
+ */
+static int run_criu_death(const char *work, const char *imgdir, int pid, char *how, size_t len)
+{
+	char tstr[16], log[600], out[600], why[64];
+	char *argv[] = { (char *)criu, "dump", "--no-default-config", "-D", (char *)imgdir, "-o", "dump.log", "-v4",
+			 "-t", tstr, "--timeout", "10", NULL };
+	const char *marker = !strncmp(death, "kill-at=", 8) ? death + 8 : NULL;
+	int status, killed = 0;
+	double end = now() + 120;
+	pid_t c;
+
+	snprintf(tstr, sizeof(tstr), "%d", pid);
+	snprintf(log, sizeof(log), "%s/dump.log", imgdir);
+	snprintf(out, sizeof(out), "%s/criu.out", work);
+	if (!strncmp(death, "fault=", 6))
+		setenv("CRIU_FAULT", death + 6, 1);
+	c = spawn(argv, work, out, 0);
+	unsetenv("CRIU_FAULT");
+	while (waitpid(c, &status, WNOHANG) != c) {
+		if (now() > end) {
+			kill(c, SIGKILL);
+			waitpid(c, NULL, 0);
+			snprintf(how, len, "criu dump did not end in 120 s");
+			return -1;
+		}
+		if (marker && !killed && file_has(log, marker)) {
+			kill(c, SIGKILL);
+			killed = 1;
+		}
+		msleep(marker && !killed ? 1 : 10);
+	}
+	describe_status(status, why, sizeof(why));
+	if (marker && !killed) {
+		snprintf(how, len, "criu %s before its log said '%s'", why, marker);
+		return -1;
+	}
+	if (!status) {
+		snprintf(how, len, "criu dump succeeded: it was meant to die (%s)", death);
+		return -1;
+	}
+	if (marker)
+		snprintf(how, len, "criu SIGKILLed when its log said '%s'", marker);
+	else
+		snprintf(how, len, "criu with CRIU_FAULT=%s: %s", death + 6, why);
+	return 0;
+}
+
 static void run_test(const struct test *t)
 {
 	static char before[STATE_MAX], after[STATE_MAX];
@@ -739,6 +801,13 @@ static void run_test(const struct test *t)
 				break;
 			}
 			snprintf(info, sizeof(info), "dump failed as meant (%.120s)", err);
+		} else if (mode == MODE_CRIU_DEATH) {
+			if (run_criu_death(work, img, pid, err, sizeof(err))) {
+				snprintf(problem, sizeof(problem), "cycle %d: %s", cycle, err);
+				break;
+			}
+			snprintf(info, sizeof(info), "%.200s", err);
+			msleep(200);	/* a parasite left alone leaves on its own */
 		} else if (run_criu("dump", work, img, pid, err, sizeof(err))) {
 			snprintf(problem, sizeof(problem), "cycle %d: dump failed: %s", cycle, err);
 			break;
@@ -827,7 +896,7 @@ check_alive:
 			report("PASS", t, "no C/R%s: %s", usr2_sent ? " (SIGUSR2 checks)" : "", v.info);
 		else if (mode == MODE_LEAVE_RUNNING)
 			report("PASS", t, "dumped with --leave-running, ran on with its state: %s", v.info);
-		else if (mode == MODE_DUMP_FAIL)
+		else if (mode == MODE_DUMP_FAIL || mode == MODE_CRIU_DEATH)
 			report("PASS", t, "%s, ran on with its state: %s", info, v.info);
 		else
 			report("PASS", t, "%d C/R cycle%s, state kept: %s", t->cycles, t->cycles > 1 ? "s" : "",
@@ -885,7 +954,8 @@ static int parse_list(struct test *tests, int max)
 static void usage(void)
 {
 	fprintf(stderr, "usage: zdtm_cet_run --flavour NAME (--criu PATH | --nocr) [--dir DIR] [--list FILE]\n"
-			"                    [--work DIR] [--only TEST,...] [--mode cr|leave-running|dump-fail]\n");
+			"                    [--work DIR] [--only TEST,...] [--mode cr|leave-running|dump-fail|criu-death]\n"
+			"                    [--death fault=N|kill-at=LOG-TEXT]\n");
 	exit(2);
 }
 
@@ -914,11 +984,15 @@ int main(int argc, char **argv)
 			list = v;
 		else if (!strcmp(a, "--work"))
 			workroot = v;
+		else if (!strcmp(a, "--death"))
+			death = v;
 		else if (!strcmp(a, "--mode")) {
 			if (!strcmp(v, "leave-running"))
 				mode = MODE_LEAVE_RUNNING;
 			else if (!strcmp(v, "dump-fail"))
 				mode = MODE_DUMP_FAIL;
+			else if (!strcmp(v, "criu-death"))
+				mode = MODE_CRIU_DEATH;
 			else if (strcmp(v, "cr"))
 				usage();
 		}
@@ -929,7 +1003,7 @@ int main(int argc, char **argv)
 			usage();
 		i++;
 	}
-	if (!flavour || (!criu && !nocr))
+	if (!flavour || (!criu && !nocr) || (mode == MODE_CRIU_DEATH && !death))
 		usage();
 	if (!list) {
 		snprintf(listbuf, sizeof(listbuf), "%s/lab.list", testdir);

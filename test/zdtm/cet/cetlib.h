@@ -241,7 +241,7 @@ struct cet_thread_state {
 	unsigned long depth;		/* used entries above ssp: (ss_end - ssp) / 8 */
 };
 
-static CET_NOINLINE int cet_thread_state(struct cet_thread_state *s)
+static CET_NOINLINE __attribute__((unused)) int cet_thread_state(struct cet_thread_state *s)
 {
 	struct cet_ss_maps m;
 	int i;
@@ -326,7 +326,7 @@ static inline unsigned long cet_rec_mix(unsigned long depth)
 	return depth * 0x9e3779b97f4a7c15UL ^ (depth << 7);
 }
 
-static CET_NOINLINE unsigned long cet_rec_frame(struct cet_rec *r, int depth)
+static CET_NOINLINE __attribute__((unused)) unsigned long cet_rec_frame(struct cet_rec *r, int depth)
 {
 	volatile unsigned long mine = cet_rec_mix(depth);
 	unsigned long below, ssp;
@@ -373,7 +373,7 @@ static inline int cet_rec_init(struct cet_rec *r, int max, int (*bottom)(struct 
 }
 
 /* Run the recursion; 0 when it unwound intact with the expected result */
-static CET_NOINLINE int cet_rec_run(struct cet_rec *r, const char *who)
+static CET_NOINLINE __attribute__((unused)) int cet_rec_run(struct cet_rec *r, const char *who)
 {
 	unsigned long got = cet_rec_frame(r, 0);
 

@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: GPL-2.0
+"""criu dies during a dump (lab suites criu-death, criu-death-stock):
+CRIU's own fault injection (CRIU_FAULT=1 right after infection, 5: the
+parasite's connect fails) and criu SIGKILLed at points spread over the dump.
+The dumped task must run on with its CET state exactly as before, on the
+stock and on the patched kernel.  Stock CRIU 4.1.1 runs the same cases on the
+stock kernel: wherever it keeps the task alive, criu-cet must too."""
+
+import pytest
+
+from conftest import LabResults, lab_run
+
+pytestmark = pytest.mark.lab
+
+CASES = ["fault1", "fault5", "daemon", "mm", "pages", "core"]
+TESTS = ["recursion", "threads", "wrss", "wrss_off", "locked", "mixed_threads"]
+
+
+@pytest.fixture(scope="module")
+def stock_kernel():
+    return LabResults(lab_run("criu-death,criu-death-stock"))
+
+
+@pytest.fixture(scope="module")
+def patched_kernel():
+    return LabResults(lab_run("criu-death", kernel="patched"))
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("test", TESTS)
+def test_task_survives_criu_death_stock_kernel(stock_kernel, test, case):
+    r = stock_kernel.expect_pass(f"zdtm.cet.{test}.death-{case}")
+    assert "ran on with its state" in r["detail"]
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("test", TESTS)
+def test_task_survives_criu_death_patched_kernel(patched_kernel, test, case):
+    r = patched_kernel.expect_pass(f"zdtm.cet.{test}.death-{case}")
+    assert "ran on with its state" in r["detail"]
+
+
+def test_never_worse_than_stock(stock_kernel):
+    """The table, and no case where stock 4.1.1 keeps the task and criu-cet does not."""
+    worse = []
+    print("\ncriu-death (stock kernel)   criu-cet / stock 4.1.1")
+    for case in CASES:
+        row = []
+        for test in TESTS:
+            ours = stock_kernel.get(f"zdtm.cet.{test}.death-{case}")["status"]
+            stock = stock_kernel.get(f"zdtm.cet.{test}.death-{case}-stock")["status"]
+            row.append(f"{test}={ours}/{stock}")
+            if stock == "PASS" and ours != "PASS":
+                worse.append(f"{test}/{case}")
+        print(f"  {case:8} " + " ".join(row))
+    assert not worse, f"stock CRIU keeps the task alive, criu-cet does not: {worse}"
