@@ -75,7 +75,10 @@ counter_cycle() {
 # death_cases CRIU SUFFIX: criu dies during a dump of each death test
 # (suites criu-death and criu-death-stock).  The kill points are lines of
 # criu's own log, in dump order: the parasite is in (daemon mode), the
-# memory map, the pages, the leader's core.
+# parasite sends the pages, the parasite is gone (memory map), the end
+# (cwd).  Not near the parasite's cure or the threads' dump: there compel
+# briefly runs injected code that stops on int3, and any CRIU (stock too)
+# that dies then leaves a task to die of SIGTRAP.
 death_cases() {
 	local name spec
 	while read -r name spec; do
@@ -85,8 +88,8 @@ death_cases() {
 	fault1 fault=1
 	fault5 fault=5
 	daemon kill-at=has been switched to daemon mode
-	mm kill-at=Dumping mm (pid
 	pages kill-at=Dumping pages (type
-	core kill-at=Dumping core (pid
+	mm kill-at=Dumping mm (pid
+	cwd kill-at=Dumping task cwd id
 	CASES
 }
