@@ -1,7 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """Without CET nothing regresses: CRIU's own ZDTM tests, on the host (no CET
 there), with stock CRIU 4.1.1 and with criu-cet (lab/zdtm-host.sh).  criu-cet
-must give stock's result for every listed test, and every one must pass."""
+must give stock's result for every listed test, and pass every one stock
+passes.  Where stock 4.1.1 itself fails on this host's kernel (seen on a
+6.18 host: every dump hangs at the parasite's rt_sigreturn until zdtm.py's
+60 s timeout), criu-cet's result is still compared with it, and the pass
+check says SKIP and why."""
 
 import os
 import re
@@ -92,6 +96,9 @@ def test_cet_same_as_stock(test, stock, cet):
 
 
 @pytest.mark.parametrize("test", TESTS)
-def test_cet_passes(test, cet):
+def test_cet_passes(test, stock, cet):
     status, detail = cet["lines"].get(test, ("none", "no result line"))
+    s_status, s_detail = stock["lines"].get(test, ("none", "no result line"))
+    if status != "PASS" and s_status == "FAIL":
+        pytest.skip(f"stock CRIU 4.1.1 fails it too on this host (kernel {os.uname().release}): {s_detail}")
     assert status == "PASS", f"{test} with criu-cet: {status} {detail}"

@@ -75,8 +75,8 @@ counter_cycle() {
 # death_cases CRIU SUFFIX: criu dies during a dump of each death test
 # (suites criu-death and criu-death-stock).  The kill points are lines of
 # criu's own log, in dump order: the parasite is in (daemon mode), the
-# parasite sends the pages, the parasite is gone (memory map), the end
-# (cwd).  Not near the parasite's cure or the threads' dump: there compel
+# parasite sends the pages, the parasite is gone (memory map), near the end
+# (cwd; the dumps run with --leave-running).  Not near the parasite's cure or the threads' dump: there compel
 # briefly runs injected code that stops on int3, and any CRIU (stock too)
 # that dies then leaves a task to die of SIGTRAP.
 death_cases() {

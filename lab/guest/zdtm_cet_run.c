@@ -45,7 +45,8 @@
 
 #define DETAIL_MAX 300
 #define MAX_PIDS   64
-#define STATE_MAX  (16 << 10)
+#define STATE_MAX  (256 << 10)	/* many_threads: 1001 threads */
+#define MAX_TIDS   1100
 
 static const char *current_test;
 static const char *flavour, *criu, *testdir = "/lab/zdtm/cet", *list, *workroot = "/tmp/zdtm-cet", *only;
@@ -58,7 +59,9 @@ static int nocr, have_shstk;
  * last two check that the task runs on with its CET state as before.
  * criu-death: criu dies during the dump (--death fault=N: CRIU's own fault
  * injection, CRIU_FAULT=N; --death kill-at=TEXT: SIGKILL as soon as its
- * log says TEXT), no restore; the task must run on with its state.
+ * log says TEXT), no restore; the task must run on with its state.  The
+ * dump runs with --leave-running, so that criu itself never kills the task
+ * at its end and every point of the dump is a fair one to die at.
  */
 enum { MODE_CR, MODE_LEAVE_RUNNING, MODE_DUMP_FAIL, MODE_CRIU_DEATH } mode = MODE_CR;
 static const char *death;
@@ -511,7 +514,8 @@ static int tree_state(int root, char *out, size_t len, int *pids)
 	out[0] = '\0';
 	for (i = 0; i < nr; i++) {
 		char path[128], feat[128], lock[128], line[512], range[64] = "";
-		int tids[256], nt = 0, j;
+		static int tids[MAX_TIDS];
+		int nt = 0, j;
 		struct dirent *de;
 		FILE *f;
 		DIR *d;
@@ -520,9 +524,11 @@ static int tree_state(int root, char *out, size_t len, int *pids)
 		d = opendir(path);
 		if (!d) {
 			off += snprintf(out + off, len - off, "%d gone\n", pids[i]);
+			if (off >= len)
+				off = len - 1;
 			continue;
 		}
-		while ((de = readdir(d)) && nt < 256)
+		while ((de = readdir(d)) && nt < MAX_TIDS)
 			if (de->d_name[0] != '.')
 				tids[nt++] = atoi(de->d_name);
 		closedir(d);
@@ -533,6 +539,8 @@ static int tree_state(int root, char *out, size_t len, int *pids)
 			status_field(path, "x86_Thread_features_locked", lock, sizeof(lock));
 			off += snprintf(out + off, len - off, "task %d/%d features: %s\ntask %d/%d locked: %s\n", pids[i],
 					tids[j], feat, pids[i], tids[j], lock);
+			if (off >= len)
+				off = len - 1;
 		}
 		snprintf(path, sizeof(path), "/proc/%d/smaps", pids[i]);
 		f = fopen(path, "re");
@@ -547,6 +555,8 @@ static int tree_state(int root, char *out, size_t len, int *pids)
 			}
 			if (!strncmp(line, "VmFlags:", 8) && strstr(line, " ss"))
 				off += snprintf(out + off, len - off, "pid %d: ss %s\n", pids[i], range);
+			if (off >= len)
+				off = len - 1;
 		}
 		fclose(f);
 	}
@@ -668,7 +678,7 @@ static int run_criu_death(const char *work, const char *imgdir, int pid, char *h
 {
 	char tstr[16], log[600], out[600], why[64];
 	char *argv[] = { (char *)criu, "dump", "--no-default-config", "-D", (char *)imgdir, "-o", "dump.log", "-v4",
-			 "-t", tstr, "--timeout", "10", NULL };
+			 "-t", tstr, "--timeout", "10", "--leave-running", NULL };
 	const char *marker = !strncmp(death, "kill-at=", 8) ? death + 8 : NULL;
 	int status, killed = 0;
 	double end = now() + 120;

@@ -162,7 +162,7 @@ static inline int cet_status_field(const char *path, const char *field, char *bu
 }
 
 /* Shadow-stack mappings of the process: VMAs whose smaps VmFlags have "ss" */
-#define CET_MAX_SS 64
+#define CET_MAX_SS 1100	/* many_threads: 1000 threads and main */
 struct cet_ss_maps {
 	int nr;
 	unsigned long start[CET_MAX_SS], end[CET_MAX_SS];

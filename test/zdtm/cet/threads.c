@@ -12,10 +12,31 @@
 
 #include "cetlib.h"
 
+/*
+ * Variants (many_threads.c, limits.c) set these and include this file:
+ * how many threads, how deep each one is, their stack size, and hooks run
+ * once every thread is parked, just before the checkpoint, and right after
+ * restore.
+ */
+#ifndef NR_THREADS
 const char *test_doc = "Eight shadow-stack threads checkpointed mid-recursion";
 const char *test_author = "criu-cet";
 
-#define NR_THREADS 8
+#define NR_THREADS		8
+#define THREAD_DEPTH(i)		(300 * ((i) + 1) + 7 * (i))
+#define THREAD_STACK_SIZE	(512 << 10)
+static int before_checkpoint(void)
+{
+	return 0;
+}
+static int after_restore(void)
+{
+	return 0;
+}
+#endif
+#ifndef BEFORE_START
+#define BEFORE_START(argc, argv) do { } while (0)
+#endif
 
 struct worker {
 	int idx, depth;
@@ -77,12 +98,12 @@ static CET_NOINLINE int run(void)
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, &old);
 	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 512 << 10);
+	pthread_attr_setstacksize(&attr, THREAD_STACK_SIZE);
 	for (i = 0; i < NR_THREADS; i++) {
 		struct worker *w = &workers[i];
 
 		w->idx = i;
-		w->depth = 300 * (i + 1) + 7 * i;
+		w->depth = THREAD_DEPTH(i);
 		if (cet_rec_init(&w->rec, w->depth, worker_bottom, w))
 			return 1;
 		if (pthread_create(&w->th, &attr, worker_fn, w)) {
@@ -101,6 +122,8 @@ static CET_NOINLINE int run(void)
 		return 1;
 	if (maps_before.nr != NR_THREADS + 1)
 		bad |= fail("%d shadow-stack mappings for %d threads", maps_before.nr, NR_THREADS + 1);
+	if (before_checkpoint())
+		return 1;
 
 	test_daemon();
 	test_waitsig();
@@ -109,6 +132,7 @@ static CET_NOINLINE int run(void)
 		return 1;
 	bad |= cet_thread_state_cmp(&mbefore, &mafter, "main");
 	bad |= cet_ss_maps_cmp(&maps_before, &maps_after, "process");
+	bad |= after_restore();
 
 	pthread_mutex_lock(&lock);
 	go = 1;
@@ -136,6 +160,7 @@ int main(int argc, char **argv)
 {
 	long ret;
 
+	BEFORE_START(argc, argv);
 	test_init(argc, argv);
 	ret = cet_enable();
 	if (ret) {

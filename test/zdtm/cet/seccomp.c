@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A shadow-stack task whose seccomp filter forbids every call criu-cet's
+ * restore makes in the task (arch_prctl but ARCH_SHSTK_STATUS,
+ * map_shadow_stack, mremap, prlimit64): its shadow stacks come back all the
+ * same, because they come back before the filter does, and the filter is
+ * back afterwards.
+ */
+#include <stddef.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+
+#include "cetlib.h"
+
+const char *test_doc = "Shadow stacks under a seccomp filter that forbids the restore's calls";
+const char *test_author = "criu-cet";
+
+#define SECCOMP_DENY(nr) \\
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM)
+
+static struct cet_thread_state before, after;
+static struct cet_ss_maps maps_before, maps_after;
+
+static int install_filter(void)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		SECCOMP_DENY(__NR_map_shadow_stack),
+		SECCOMP_DENY(__NR_mremap),
+		SECCOMP_DENY(__NR_prlimit64),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_arch_prctl, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH_SHSTK_STATUS, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(code) / sizeof(code[0]), .filter = code };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog)) {
+		pr_perror("seccomp");
+		return -1;
+	}
+	return 0;
+}
+
+/* The filter holds: what it forbids fails with EPERM, the rest works. */
+static int filter_holds(const char *when)
+{
+	int bad = 0;
+
+	if (cet_map_shadow_stack(1 << 16, SHADOW_STACK_SET_TOKEN) != MAP_FAILED || errno != EPERM)
+		bad |= fail("%s: map_shadow_stack was not refused", when);
+	if (cet_prctl(ARCH_SHSTK_DISABLE, ARCH_SHSTK_SHSTK) != -EPERM)
+		bad |= fail("%s: ARCH_SHSTK_DISABLE was not refused", when);
+	return bad;
+}
+
+static int at_bottom(struct cet_rec *r)
+{
+	int bad = 0;
+
+	if (cet_thread_state(&before) || cet_ss_maps(&maps_before))
+		return 1;
+	bad |= filter_holds("before the dump");
+
+	test_daemon();
+	test_waitsig();
+
+	if (cet_thread_state(&after) || cet_ss_maps(&maps_after))
+		return 1;
+	bad |= cet_thread_state_cmp(&before, &after, "main");
+	bad |= cet_ss_maps_cmp(&maps_before, &maps_after, "process");
+	bad |= filter_holds("after restore");
+	return bad;
+}
+
+static CET_NOINLINE int run(void)
+{
+	struct cet_rec r;
+
+	if (cet_map_shadow_stack(1 << 16, SHADOW_STACK_SET_TOKEN) == MAP_FAILED)
+		return fail("map_shadow_stack");
+	if (install_filter())
+		return 1;
+	if (cet_rec_init(&r, 1000, at_bottom, NULL))
+		return 1;
+	if (cet_rec_run(&r, "recursion"))
+		return 1;
+	test_msg("restored under the filter: ssp %#lx depth %lu, %d ss mappings; the filter still refuses\n",
+		 after.ssp, after.depth, maps_after.nr);
+	pass();
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	long ret;
+
+	test_init(argc, argv);
+	ret = cet_enable();
+	if (ret) {
+		pr_err("ARCH_SHSTK_ENABLE: %ld\n", ret);
+		exit(1);
+	}
+	exit(run());
+}
