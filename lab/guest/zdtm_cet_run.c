@@ -770,6 +770,12 @@ static void run_test(const struct test *t)
 	if (r || status) {
 		if (r)
 			kill(launcher, SIGKILL);
+		/* a test that started but never said so must not live on into the next one */
+		snprintf(pidfile, sizeof(pidfile), "%s/%s.pid", work, t->name);
+		if (read_file(pidfile, buf, sizeof(buf)) > 0 && (pid = atoi(buf)) > 1) {
+			npids = tree_pids(pid, pids, MAX_PIDS);
+			kill_tree(pids, npids);
+		}
 		reap_all();
 		read_verdict(work, t->name, &v);
 		if (v.skip)

@@ -18,7 +18,7 @@
 const char *test_doc = "Shadow stacks under a seccomp filter that forbids the restore's calls";
 const char *test_author = "criu-cet";
 
-#define SECCOMP_DENY(nr) \\
+#define SECCOMP_DENY(nr) \
 	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM)
 
 static struct cet_thread_state before, after;
@@ -34,7 +34,7 @@ static int install_filter(void)
 		SECCOMP_DENY(__NR_map_shadow_stack),
 		SECCOMP_DENY(__NR_mremap),
 		SECCOMP_DENY(__NR_prlimit64),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_arch_prctl, 0, 3),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_arch_prctl, 0, 4),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH_SHSTK_STATUS, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),

@@ -34,6 +34,9 @@ static int after_restore(void)
 	return 0;
 }
 #endif
+#ifndef THREAD_STATE
+#define THREAD_STATE(s) cet_thread_state(s)
+#endif
 #ifndef BEFORE_START
 #define BEFORE_START(argc, argv) do { } while (0)
 #endif
@@ -58,7 +61,7 @@ static int worker_bottom(struct cet_rec *r)
 	int bad = 0;
 
 	snprintf(who, sizeof(who), "thread %d", w->idx);
-	if (cet_thread_state(&w->before))
+	if (THREAD_STATE(&w->before))
 		return 1;
 	bad |= cet_thread_state_expect(&w->before, ARCH_SHSTK_SHSTK, "shstk", "", who);
 
@@ -69,7 +72,7 @@ static int worker_bottom(struct cet_rec *r)
 		pthread_cond_wait(&cond, &lock);
 	pthread_mutex_unlock(&lock);
 
-	if (cet_thread_state(&w->after))
+	if (THREAD_STATE(&w->after))
 		return 1;
 	bad |= cet_thread_state_cmp(&w->before, &w->after, who);
 	return bad;
