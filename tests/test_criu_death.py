@@ -12,7 +12,7 @@ from conftest import LabResults, lab_run
 
 pytestmark = pytest.mark.lab
 
-CASES = ["fault1", "fault5", "daemon", "pages", "mm", "cwd"]
+CASES = ["fault1", "fault5", "daemon", "pages", "mm"]
 TESTS = ["recursion", "threads", "wrss", "wrss_off", "locked", "mixed_threads"]
 
 

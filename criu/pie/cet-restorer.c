@@ -266,10 +266,14 @@ int cet_rst_place_end(struct cet_rst_thread *t, long enable_ret, unsigned long s
 	int ret = 0;
 	u32 i;
 
-	if (!enable_ret && ssp != s->end)
+	if (!enable_ret && ssp != s->end) {
+		/* the reason first: log readers show the first error lines */
+		pr_err("cet: %ld: the kernel put the shadow stack at top %lx, not %llx; the gaps were filled so:\n",
+		       sys_gettid(), ssp, (unsigned long long)s->end);
 		for (i = 0; i < t->proc->nr_fillers; i++)
-			pr_err("cet: filler %llx-%llx\n", (unsigned long long)t->proc->fillers[i][0],
-			       (unsigned long long)t->proc->fillers[i][1]);
+			pr_info("cet: filler %llx-%llx\n", (unsigned long long)t->proc->fillers[i][0],
+				(unsigned long long)t->proc->fillers[i][1]);
+	}
 	drop_fillers(t->proc);
 	if (cet_prlimit_stack(&saved_rlim_stack, NULL)) {
 		pr_err("cet: cannot put RLIMIT_STACK back\n");
@@ -280,11 +284,8 @@ int cet_rst_place_end(struct cet_rst_thread *t, long enable_ret, unsigned long s
 		pr_err("cet: %ld: ARCH_SHSTK_ENABLE failed: %ld\n", sys_gettid(), enable_ret);
 		return -1;
 	}
-	if (ssp != s->end) {
-		pr_err("cet: %ld: the kernel put the shadow stack at top %lx, not %llx\n", sys_gettid(), ssp,
-		       (unsigned long long)s->end);
+	if (ssp != s->end)
 		return -1;
-	}
 	pr_info("cet: %ld: shadow stack %llx-%llx is back, kernel-owned\n", sys_gettid(),
 		(unsigned long long)s->start, (unsigned long long)s->end);
 	return ret;
@@ -423,10 +424,14 @@ static int copy_pages(struct cet_rst_thread *t, struct cet_rst_stack *s, unsigne
 	return ret;
 }
 
-/* The stack is made and full: its pages set aside are no longer needed. */
+/*
+ * The stack is made and full.  Its pages set aside stay mapped until the
+ * leader drops the whole reservation: unmapped now, they would leave a gap
+ * of exactly a stack's size where the kernel could put the stack another
+ * thread is placing at this moment.
+ */
 static void stack_filled(struct cet_rst_stack *s)
 {
-	sys_munmap((void *)s->aside, s->end - s->start);
 	s->filled = 1;
 }
 

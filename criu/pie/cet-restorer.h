@@ -20,7 +20,8 @@
  *      restorer's final rt_sigreturn lands the thread on its dumped SSP;
  *   5. the own stack's pages copied in, at and above the dumped SSP;
  *   6. WRSS and the lock mask exactly as dumped; the leader waits for
- *      every thread's step before it goes on.
+ *      every thread's step, then drops the pages set aside (not before:
+ *      a hole left while another thread places its stack could take it).
  *
  * Everything that changes SSP under our feet (2 and 4) is expanded inline
  * in the restorer's top-level function, which never returns: a return
