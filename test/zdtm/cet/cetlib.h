@@ -64,6 +64,25 @@ static CET_INLINE long cet_prctl(unsigned long op, unsigned long arg)
  */
 #define cet_enable() cet_prctl(ARCH_SHSTK_ENABLE, ARCH_SHSTK_SHSTK)
 
+/*
+ * main() of a shadow-stack test: ZDTM's set-up, the shadow stack on, run(),
+ * exit.  The shadow stack is turned on in main's own frame, which never
+ * returns: no frame older than the shadow stack is ever returned to.
+ */
+#define CET_TEST_MAIN(run)						\
+	int main(int argc, char **argv)					\
+	{								\
+		long ret;						\
+									\
+		test_init(argc, argv);					\
+		ret = cet_enable();					\
+		if (ret) {						\
+			pr_err("ARCH_SHSTK_ENABLE: %ld\n", ret);	\
+			exit(1);					\
+		}							\
+		exit(run());						\
+	}
+
 /* ARCH_SHSTK_STATUS of the calling thread, ~0UL if the call fails */
 static inline unsigned long cet_status(void)
 {

@@ -155,15 +155,4 @@ static CET_NOINLINE int run(void)
 	return 0;
 }
 
-int main(int argc, char **argv)
-{
-	long ret;
-
-	test_init(argc, argv);
-	ret = cet_enable();
-	if (ret) {
-		pr_err("ARCH_SHSTK_ENABLE: %ld\n", ret);
-		exit(1);
-	}
-	exit(run());
-}
+CET_TEST_MAIN(run)
