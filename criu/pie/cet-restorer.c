@@ -95,60 +95,64 @@ static int add_filler(struct cet_rst_proc *p, unsigned long start, unsigned long
 	return 0;
 }
 
-struct maps_walk {
-	struct cet_rst_proc *p;
-	unsigned long lo, hi;	/* the stack, with the guard page the kernel wants below it */
-	unsigned long prev_end;
-	int placed;		/* the whole of [lo, hi) was found free */
-	int full;		/* the filler table ran out */
-};
-
-/* A free range [a, b): take all of it that could hold the stack elsewhere. */
-static void walk_gap(struct maps_walk *w, unsigned long a, unsigned long b)
+static void drop_fillers(struct cet_rst_proc *p)
 {
-	unsigned long len = w->hi - w->lo - PAGE_SIZE;
-
-	if (b <= a)
-		return;
-	if (b <= w->lo || a >= w->hi) {
-		if (b - a >= len)
-			w->full |= add_filler(w->p, a, b);
-		return;
+	while (p->nr_fillers) {
+		p->nr_fillers--;
+		sys_munmap((void *)p->fillers[p->nr_fillers][0],
+			   p->fillers[p->nr_fillers][1] - p->fillers[p->nr_fillers][0]);
 	}
-	if (a > w->lo || b < w->hi)
-		return;		/* the stack's range is partly taken: placed stays 0 */
-	w->placed = 1;
-	/* the gap holding the stack shrinks to exactly the stack and its guard page */
-	w->full |= add_filler(w->p, a, w->lo);
-	w->full |= add_filler(w->p, w->hi, b);
+	p->fillers_up = 0;
 }
 
 /*
- * Top-down, the kernel keeps the guard page below a new shadow stack free;
- * bottom-up (when the range is above mmap_base) it takes the lowest
- * address of the gap.  An ordinary mapping of the same length shows which
- * search the kernel will use: it lands on the stack's start top-down, on
- * the guard page bottom-up, where the guard page must then be taken too.
+ * A stack's range while it waits to be made, held by a mapping of our own
+ * so that nothing else lands there: for a stack the kernel is to place,
+ * with the page below it, which the kernel wants free (the shadow stack's
+ * guard gap).
  */
-static int take_guard_if_bottom_up(struct cet_rst_proc *p, struct cet_rst_stack *s)
+static unsigned long hold_start(const struct cet_rst_stack *s)
 {
-	unsigned long len = s->end - s->start;
-	void *probe = (void *)sys_mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return s->owner >= 0 ? s->start - PAGE_SIZE : s->start;
+}
 
-	if ((long)probe < 0 && (long)probe > -4096)
-		return 0;
-	sys_munmap(probe, len);
-	if ((unsigned long)probe == s->start - PAGE_SIZE)
-		return add_filler(p, s->start - PAGE_SIZE, s->start);
+static int hold_stack(struct cet_rst_stack *s)
+{
+	unsigned long lo = hold_start(s);
+	long ret = sys_mmap((void *)lo, s->end - lo, PROT_NONE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (ret != (long)lo) {
+		pr_err("cet: shadow stack range %llx-%llx%s is not free: %ld\n", (unsigned long long)s->start,
+		       (unsigned long long)s->end, s->owner >= 0 ? " (and the page below)" : "", ret);
+		if (ret > 0 && (unsigned long)ret < -4096UL)
+			sys_munmap((void *)ret, s->end - lo);
+		return -1;
+	}
+	s->held = 1;
 	return 0;
 }
+
+static void release_stack(struct cet_rst_stack *s)
+{
+	if (!s->held)
+		return;
+	sys_munmap((void *)hold_start(s), s->end - hold_start(s));
+	s->held = 0;
+}
+
+struct maps_walk {
+	struct cet_rst_proc *p;
+	unsigned long prev_end;
+	int full;		/* the filler table ran out */
+};
 
 static void walk_vma(struct maps_walk *w, unsigned long start, unsigned long end)
 {
 	if (start > w->p->task_size)
 		start = w->p->task_size;
 	if (start > w->prev_end)
-		walk_gap(w, w->prev_end, start);
+		w->full |= add_filler(w->p, w->prev_end, start);
 	if (end > w->prev_end)
 		w->prev_end = end;
 }
@@ -163,15 +167,15 @@ static int hexval(char c)
 }
 
 /*
- * Leave the stack's own range as the only free place in the address space
- * where it fits.  The kernel picks the address of a new shadow stack
- * itself (top-down below mmap_base, else bottom-up), and criu's mmap_base
- * is not the dumped task's; with every other fitting gap reserved, both
- * searches land exactly where the dumped stack was.
+ * Fill every gap of the address space, once for the process: with the
+ * stacks' ranges held, a stack's range released is then the only free
+ * place where the kernel can put a new shadow stack, whichever search it
+ * uses (top-down below mmap_base, else bottom-up; criu's mmap_base is not
+ * the dumped task's).  One pass over self/maps serves every thread.
  */
-static int reserve_all_but(struct cet_rst_thread *t, struct cet_rst_stack *s)
+static int fill_gaps(struct cet_rst_thread *t)
 {
-	struct maps_walk w = { .p = t->proc, .lo = s->start - PAGE_SIZE, .hi = s->end, .prev_end = 0x10000 };
+	struct maps_walk w = { .p = t->proc, .prev_end = 0x10000 };
 	unsigned long field[2] = { 0, 0 };
 	int fd, nf = 0, skip = 0;
 	char buf[512];
@@ -207,23 +211,35 @@ static int reserve_all_but(struct cet_rst_thread *t, struct cet_rst_stack *s)
 		return -1;
 	}
 	walk_vma(&w, w.p->task_size, w.p->task_size);
-	if (!w.placed) {
-		pr_err("cet: shadow stack range %llx-%llx (and the page below) is not free\n",
-		       (unsigned long long)s->start, (unsigned long long)s->end);
-		return -1;
-	}
-	if (w.full)
-		return -1;
-	return take_guard_if_bottom_up(w.p, s);
+	w.p->fillers_up = 1;
+	return w.full ? -1 : 0;
 }
 
-static void drop_fillers(struct cet_rst_proc *p)
+/*
+ * Top-down, the kernel keeps the guard page below a new shadow stack free;
+ * bottom-up (when the range is above mmap_base) it takes the lowest
+ * address of the gap.  An ordinary mapping of the same length shows which
+ * search the kernel will use: it lands on the stack's start top-down, on
+ * the guard page bottom-up, where the guard page must then be taken too.
+ */
+static int take_guard_if_bottom_up(struct cet_rst_proc *p, struct cet_rst_stack *s)
 {
-	while (p->nr_fillers) {
-		p->nr_fillers--;
-		sys_munmap((void *)p->fillers[p->nr_fillers][0],
-			   p->fillers[p->nr_fillers][1] - p->fillers[p->nr_fillers][0]);
-	}
+	unsigned long len = s->end - s->start;
+	void *probe = (void *)sys_mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if ((long)probe < 0 && (long)probe > -4096)
+		return 0;
+	sys_munmap(probe, len);
+	if ((unsigned long)probe == s->start - PAGE_SIZE)
+		return add_filler(p, s->start - PAGE_SIZE, s->start);
+	return 0;
+}
+
+/* The last stack the kernel places takes the fillers with it. */
+static void stack_placed(struct cet_rst_proc *p)
+{
+	if (p->unplaced && --p->unplaced == 0)
+		drop_fillers(p);
 }
 
 static struct cet_rlimit64 saved_rlim_stack;
@@ -236,6 +252,8 @@ int cet_rst_place_begin(struct cet_rst_thread *t)
 	long ret;
 
 	mutex_lock(&t->proc->lock);
+	if (!t->proc->fillers_up && fill_gaps(t))
+		goto fail;
 	ret = cet_prlimit_stack(NULL, &saved_rlim_stack);
 	if (ret)
 		goto err;
@@ -247,15 +265,16 @@ int cet_rst_place_begin(struct cet_rst_thread *t)
 	ret = cet_prlimit_stack(&want, NULL);
 	if (ret)
 		goto err;
-	if (reserve_all_but(t, s)) {
+	release_stack(s);
+	if (take_guard_if_bottom_up(t->proc, s)) {
 		cet_prlimit_stack(&saved_rlim_stack, NULL);
-		drop_fillers(t->proc);
-		mutex_unlock(&t->proc->lock);
-		return -1;
+		goto fail;
 	}
 	return 0;
 err:
 	pr_err("cet: RLIMIT_STACK: %ld\n", ret);
+fail:
+	drop_fillers(t->proc);
 	mutex_unlock(&t->proc->lock);
 	return -1;
 }
@@ -274,7 +293,10 @@ int cet_rst_place_end(struct cet_rst_thread *t, long enable_ret, unsigned long s
 			pr_info("cet: filler %llx-%llx\n", (unsigned long long)t->proc->fillers[i][0],
 				(unsigned long long)t->proc->fillers[i][1]);
 	}
-	drop_fillers(t->proc);
+	if (enable_ret || ssp != s->end)
+		drop_fillers(t->proc);
+	else
+		stack_placed(t->proc);
 	if (cet_prlimit_stack(&saved_rlim_stack, NULL)) {
 		pr_err("cet: cannot put RLIMIT_STACK back\n");
 		ret = -1;
@@ -291,11 +313,25 @@ int cet_rst_place_end(struct cet_rst_thread *t, long enable_ret, unsigned long s
 	return ret;
 }
 
+static int hold_stacks(struct cet_rst_proc *p)
+{
+	u32 i;
+
+	for (i = 0; i < p->nr_stacks; i++) {
+		if (hold_stack(&p->stacks[i]))
+			return -1;
+		if (p->stacks[i].owner >= 0)
+			p->unplaced++;
+	}
+	return 0;
+}
+
 /*
  * Move every shadow stack's pages out of the way, into one reservation
  * taken while all their ranges are still occupied (so it overlaps none of
  * them): their ranges must be free for the shadow stacks to be made there.
- * The first thread to get here does it for the process.
+ * Then hold the ranges until each stack is made.  The first thread to get
+ * here does it for the process.
  */
 int cet_rst_set_aside(struct cet_rst_thread *t)
 {
@@ -330,7 +366,7 @@ int cet_rst_set_aside(struct cet_rst_thread *t)
 		}
 		off += size;
 	}
-	ret = 0;
+	ret = hold_stacks(p);
 out:
 	p->moved_aside = 1;
 	mutex_unlock(&p->lock);
@@ -437,7 +473,10 @@ static void stack_filled(struct cet_rst_stack *s)
 
 static int make_unowned_stack(struct cet_rst_thread *t, struct cet_rst_stack *s)
 {
-	long ret = sys_map_shadow_stack(s->start, s->end - s->start, 0);
+	long ret;
+
+	release_stack(s);
+	ret = sys_map_shadow_stack(s->start, s->end - s->start, 0);
 
 	if (ret != (long)s->start) {
 		pr_err("cet: cannot map shadow stack at %llx: %ld\n", (unsigned long long)s->start, ret);
@@ -512,6 +551,7 @@ static void thread_done(struct cet_rst_thread *t)
 		return;
 	}
 	futex_wait_until(&p->threads_left, 0);
+	drop_fillers(p);
 	if (p->aside_len)
 		sys_munmap((void *)p->aside_base, p->aside_len);
 	if (p->mem_fd >= 0)

@@ -8,11 +8,13 @@
  * ends (threads first, the leader after it cloned them and before it
  * restores rlimits, seccomp and credentials), in this order:
  *
- *   1. the first thread moves every shadow stack's pages aside, leaving
- *      their ranges free;
- *   2. ARCH_SHSTK_ENABLE, steered onto the thread's own range (every
- *      other gap it would fit in is filled for the moment), so the kernel
- *      owns the stack and frees it when the thread exits, as before;
+ *   1. the first thread moves every shadow stack's pages aside and holds
+ *      their ranges with mappings of its own;
+ *   2. ARCH_SHSTK_ENABLE, steered onto the thread's own range: every gap
+ *      of the address space is filled (one pass over self/maps for the
+ *      process, kept until the last stack is placed) and only the
+ *      thread's range is released, so the kernel can put the stack
+ *      nowhere else; it owns it and frees it when the thread exits;
  *   3. WRSS on, the stacks no thread owns made with map_shadow_stack and
  *      their pages copied in (with WRSS, or through /proc/self/mem in a
  *      process where no thread has a shadow stack);

@@ -36,6 +36,7 @@
 #include <unistd.h>
 #include <sys/klog.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
@@ -65,6 +66,18 @@ static int nocr, have_shstk;
  */
 enum { MODE_CR, MODE_LEAVE_RUNNING, MODE_DUMP_FAIL, MODE_CRIU_DEATH } mode = MODE_CR;
 static const char *death;
+
+/*
+ * criu restore as it runs in a user namespace: without CAP_SYS_RESOURCE
+ * (dropped from the bounding set, so root's exec of criu does not get it)
+ * and, with --restore-stack-hard, under a hard RLIMIT_STACK it may not
+ * raise.  --expect-restore-error TEXT: the restore must be refused with
+ * TEXT in criu's log and leave no task.
+ */
+static int restore_nocap;
+static long restore_stack_hard_kb;
+static const char *expect_restore_error;
+#define CAP_SYS_RESOURCE_NR	24
 
 struct test {
 	char name[64];
@@ -301,6 +314,26 @@ static void show_output(const char *work, const char *name)
 	fclose(f);
 }
 
+/* The first line of @log holding @needle, into @out; 0 when there is none */
+static int log_has(const char *log, const char *needle, char *out, size_t len)
+{
+	char line[512];
+	FILE *f = fopen(log, "re");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (!strstr(line, needle))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(out, len, "%s", line[0] == '(' && strchr(line, ')') ? strchr(line, ')') + 2 : line);
+		found = 1;
+	}
+	fclose(f);
+	return found;
+}
+
 /* First line of a CRIU log that says Error (zdtm.py greps for it too) */
 static void criu_error(const char *log, char *out, size_t len)
 {
@@ -351,13 +384,33 @@ static void show_log_errors(const char *log, const char *action)
 
 /* ---- processes ---- */
 
+/* In the child that is to exec criu restore: the limits of a user namespace. */
+static void restore_limits(void)
+{
+	struct rlimit r;
+
+	if (restore_nocap && prctl(PR_CAPBSET_DROP, CAP_SYS_RESOURCE_NR, 0, 0, 0))
+		_exit(125);
+	if (restore_stack_hard_kb && !getrlimit(RLIMIT_STACK, &r)) {
+		r.rlim_max = restore_stack_hard_kb * 1024;
+		if (r.rlim_cur > r.rlim_max)
+			r.rlim_cur = r.rlim_max;
+		if (setrlimit(RLIMIT_STACK, &r))
+			_exit(125);
+	}
+}
+
 /* fork + exec argv in @cwd with stdout/stderr to @out; returns pid */
 static pid_t spawn(char *const argv[], const char *cwd, const char *out, int zdtm_env)
 {
+	int is_restore = argv[1] && !strcmp(argv[1], "restore");
 	pid_t pid = fork();
 
 	if (pid == 0) {
 		int fd;
+
+		if (is_restore)
+			restore_limits();
 
 		if (chdir(cwd))
 			_exit(126);
@@ -601,6 +654,29 @@ static void state_diff(const char *a, const char *b, char *out, size_t len)
 
 /* ---- one test ---- */
 
+/* --expect-restore-error: refused with that message, and no task left behind */
+static void restore_refused(const struct test *t, int r, const char *err, pid_t pid)
+{
+	char log[600], text[400] = "";
+	int alive;
+
+	if (!r) {
+		kill(pid, SIGKILL);
+		reap_all();
+		report("FAIL", t, "restore did not fail (expected: %s)", expect_restore_error);
+		return;
+	}
+	reap_all();
+	alive = kill(pid, 0) == 0;
+	snprintf(log, sizeof(log), "%s/%s/%s/img1/restore.log", workroot, flavour, t->name);
+	if (!log_has(log, expect_restore_error, text, sizeof(text)))
+		report("FAIL", t, "restore failed, but not with '%s': %s", expect_restore_error, err);
+	else if (alive)
+		report("FAIL", t, "restore refused, but pid %d is alive", pid);
+	else
+		report("PASS", t, "restore refused as meant, no task left: %s", text);
+}
+
 static int run_criu(const char *action, const char *work, const char *imgdir, int pid, char *err, size_t errlen)
 {
 	char tstr[16], log[600], rpid[600], out[600];
@@ -835,7 +911,12 @@ static void run_test(const struct test *t)
 			snprintf(problem, sizeof(problem), "cycle %d: the dumped tree did not go away", cycle);
 			break;
 		}
-		if (run_criu("restore", work, img, pid, err, sizeof(err))) {
+		r = run_criu("restore", work, img, pid, err, sizeof(err));
+		if (expect_restore_error) {
+			restore_refused(t, r, err, pid);
+			return;
+		}
+		if (r) {
 			snprintf(problem, sizeof(problem), "cycle %d: restore failed: %s", cycle, err);
 			reap_all();
 			pid = 0;
@@ -971,7 +1052,9 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: zdtm_cet_run --flavour NAME (--criu PATH | --nocr) [--dir DIR] [--list FILE]\n"
 			"                    [--work DIR] [--only TEST,...] [--mode cr|leave-running|dump-fail|criu-death]\n"
-			"                    [--death fault=N|kill-at=LOG-TEXT]\n");
+			"                    [--death fault=N|kill-at=LOG-TEXT]\n"
+			"                    [--restore-nocap-sys-resource] [--restore-stack-hard KB]\n"
+			"                    [--expect-restore-error TEXT]\n");
 	exit(2);
 }
 
@@ -988,6 +1071,10 @@ int main(int argc, char **argv)
 			nocr = 1;
 			continue;
 		}
+		if (!strcmp(a, "--restore-nocap-sys-resource")) {
+			restore_nocap = 1;
+			continue;
+		}
 		if (!v)
 			usage();
 		if (!strcmp(a, "--flavour"))
@@ -1002,6 +1089,10 @@ int main(int argc, char **argv)
 			workroot = v;
 		else if (!strcmp(a, "--death"))
 			death = v;
+		else if (!strcmp(a, "--restore-stack-hard"))
+			restore_stack_hard_kb = atol(v);
+		else if (!strcmp(a, "--expect-restore-error"))
+			expect_restore_error = v;
 		else if (!strcmp(a, "--mode")) {
 			if (!strcmp(v, "leave-running"))
 				mode = MODE_LEAVE_RUNNING;

@@ -40,6 +40,10 @@ static int after_restore(void)
 #ifndef BEFORE_START
 #define BEFORE_START(argc, argv) do { } while (0)
 #endif
+/* how many of the NR_THREADS workers run (a variant may take it from an option) */
+#ifndef THREAD_COUNT
+#define THREAD_COUNT		NR_THREADS
+#endif
 
 struct worker {
 	int idx, depth;
@@ -102,7 +106,7 @@ static CET_NOINLINE int run(void)
 	pthread_sigmask(SIG_BLOCK, &set, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, THREAD_STACK_SIZE);
-	for (i = 0; i < NR_THREADS; i++) {
+	for (i = 0; i < THREAD_COUNT; i++) {
 		struct worker *w = &workers[i];
 
 		w->idx = i;
@@ -117,14 +121,14 @@ static CET_NOINLINE int run(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 
 	pthread_mutex_lock(&lock);
-	while (ready < NR_THREADS)
+	while (ready < THREAD_COUNT)
 		pthread_cond_wait(&cond, &lock);
 	pthread_mutex_unlock(&lock);
 
 	if (cet_thread_state(&mbefore) || cet_ss_maps(&maps_before))
 		return 1;
-	if (maps_before.nr != NR_THREADS + 1)
-		bad |= fail("%d shadow-stack mappings for %d threads", maps_before.nr, NR_THREADS + 1);
+	if (maps_before.nr != THREAD_COUNT + 1)
+		bad |= fail("%d shadow-stack mappings for %d threads", maps_before.nr, THREAD_COUNT + 1);
 	if (before_checkpoint())
 		return 1;
 
@@ -141,7 +145,7 @@ static CET_NOINLINE int run(void)
 	go = 1;
 	pthread_cond_broadcast(&cond);
 	pthread_mutex_unlock(&lock);
-	for (i = 0; i < NR_THREADS; i++) {
+	for (i = 0; i < THREAD_COUNT; i++) {
 		pthread_join(workers[i].th, NULL);
 		bad |= workers[i].bad;
 	}
@@ -153,8 +157,8 @@ static CET_NOINLINE int run(void)
 			    maps_joined.nr);
 	if (bad)
 		return 1;
-	test_msg("%d threads at depths %d..%d resumed and unwound; %d ss mappings kept, 1 after join\n", NR_THREADS,
-		 workers[0].depth, workers[NR_THREADS - 1].depth, maps_after.nr);
+	test_msg("%d threads at depths %d..%d resumed and unwound; %d ss mappings kept, 1 after join\n", THREAD_COUNT,
+		 workers[0].depth, workers[THREAD_COUNT - 1].depth, maps_after.nr);
 	pass();
 	return 0;
 }

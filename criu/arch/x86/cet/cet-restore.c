@@ -160,12 +160,14 @@ static int fill_threads(struct pstree_item *item, struct cet_rst_proc *p, struct
 }
 
 /*
- * Every gap of the address space may need a filler while a thread's stack
- * is placed: the task's mappings, the restorer's few, the pages set aside.
+ * Every gap of the address space gets a filler while stacks are placed:
+ * gaps between the task's mappings, the restorer's few, the pages set
+ * aside and the held stack ranges; and a guard page for each stack placed
+ * bottom-up.
  */
 static u32 max_fillers(struct vm_area_list *vmas, u32 nr_stacks)
 {
-	return vmas->nr + nr_stacks + 64;
+	return vmas->nr + 2 * nr_stacks + 64;
 }
 
 /*

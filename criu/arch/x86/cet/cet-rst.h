@@ -21,6 +21,7 @@ struct cet_rst_stack {
 	u64		end;
 	u64		aside;		/* where the pages wait, once moved aside */
 	s32		owner;		/* index of the thread owning it, -1 if none */
+	u32		held;		/* a mapping of ours keeps the range until it is made */
 	u32		filled;		/* shadow stack made and its pages copied */
 };
 
@@ -30,6 +31,8 @@ struct cet_rst_proc {
 	futex_t			threads_left;	/* threads (not the leader) still at their CET step */
 	u32			any_shstk;	/* some thread has a shadow stack (and so WRSS) */
 	u32			moved_aside;
+	u32			unplaced;	/* stacks the kernel has still to place */
+	u32			fillers_up;	/* the gaps are filled (one pass for all threads) */
 	u64			task_size;
 	u32			nr_stacks;
 	struct cet_rst_stack	*stacks;
