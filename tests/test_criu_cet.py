@@ -10,7 +10,7 @@ from conftest import LabResults, lab_run
 
 pytestmark = pytest.mark.lab
 
-SUITES = "demo,criu-cet-smoke,criu-cet-faults"
+SUITES = "demo,criu-cet-smoke,criu-cet-faults,criu-limits"
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +47,28 @@ def test_failed_dump_keeps_cet_state(lab, test):
     assert "dump failed as meant" in r["detail"] and "No space left" in r["detail"]
 
 
+# ---- criu restoring as in a user namespace (no CAP_SYS_RESOURCE), both kernels ----
+
+NOCAP_TESTS = ["recursion", "threads", "limits", "orphan", "fibers", "locked"]
+
+
+def _limits_checks(res):
+    for test in NOCAP_TESTS:
+        res.expect_pass(f"zdtm.cet.{test}.nocap")
+    res.expect_pass("zdtm.cet.threads.hard-stack")
+    r = res.expect_pass("zdtm.cet.threads.nocap-hard-stack")
+    assert "restore refused as meant, no task left" in r["detail"], r
+    assert "criu may not raise it" in r["detail"], r
+
+
+def test_restore_without_cap_sys_resource(lab):
+    _limits_checks(lab)
+
+
+def test_restore_without_cap_sys_resource_patched_kernel(patched):
+    _limits_checks(patched)
+
+
 # ---- with criu-cet's kernel patches (issue 4): the regset is found and used ----
 
 ZDTM_TESTS = ["plain", "recursion", "deep", "threads", "fork_tree", "fibers", "sighandler", "sigaltstack",
@@ -55,7 +77,7 @@ ZDTM_TESTS = ["plain", "recursion", "deep", "threads", "fork_tree", "fibers", "s
 
 @pytest.fixture(scope="module")
 def patched():
-    return LabResults(lab_run("criu-cet-smoke,zdtm-cet-ours,criu-cet-faults", kernel="patched"))
+    return LabResults(lab_run("criu-cet-smoke,zdtm-cet-ours,criu-cet-faults,criu-limits", kernel="patched"))
 
 
 def test_stock_kernel_uses_stock_interfaces(lab):

@@ -666,8 +666,9 @@ static void restore_refused(const struct test *t, int r, const char *err, pid_t 
 		report("FAIL", t, "restore did not fail (expected: %s)", expect_restore_error);
 		return;
 	}
+	/* criu kills what it had started of the task: give it a moment to go */
+	alive = wait_gone(&pid, 1, 10) != 0;
 	reap_all();
-	alive = kill(pid, 0) == 0;
 	snprintf(log, sizeof(log), "%s/%s/%s/img1/restore.log", workroot, flavour, t->name);
 	if (!log_has(log, expect_restore_error, text, sizeof(text)))
 		report("FAIL", t, "restore failed, but not with '%s': %s", expect_restore_error, err);

@@ -9,7 +9,9 @@
  * The shadow stacks' pages come from CRIU's page images like any private
  * memory: here they are only listed, never held.
  */
+#include <errno.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "common/list.h"
 #include "common/page.h"
@@ -210,6 +212,42 @@ static struct cet_rst_proc *alloc_rst_data(struct pstree_item *item, struct vm_a
 	return p;
 }
 
+/* The largest stack a thread of the task gets from ARCH_SHSTK_ENABLE. */
+static u64 largest_own_stack(const struct cet_rst_proc *p, const struct cet_rst_stack *stacks)
+{
+	u64 max = 0;
+	u32 i;
+
+	for (i = 0; i < p->nr_stacks; i++)
+		if (stacks[i].owner >= 0 && stacks[i].end - stacks[i].start > max)
+			max = stacks[i].end - stacks[i].start;
+	return max;
+}
+
+/*
+ * ARCH_SHSTK_ENABLE sizes a thread's new shadow stack by RLIMIT_STACK, so
+ * the restorer sets the soft limit to each stack's size; above the hard
+ * limit only a criu with CAP_SYS_RESOURCE (in the initial user namespace)
+ * may go.  Raise the hard limit here, in the task-to-be, before anything
+ * of it is restored; a criu that may not is told why and what to do.  The
+ * task's own limits come back later, after the CET step.
+ */
+static int allow_stack_size(u64 size)
+{
+	struct rlimit r;
+
+	if (!size || getrlimit(RLIMIT_STACK, &r) || r.rlim_max == RLIM_INFINITY || r.rlim_max >= size)
+		return 0;
+	r.rlim_max = size;
+	if (!setrlimit(RLIMIT_STACK, &r))
+		return 0;
+	pr_err("a shadow stack of %" PRIu64 " KiB is to be remade, sized by RLIMIT_STACK, but criu's hard "
+	       "RLIMIT_STACK is lower and criu may not raise it (%s: no CAP_SYS_RESOURCE, as in a user "
+	       "namespace); run criu with a hard stack limit of at least %" PRIu64 " KiB (ulimit -Hs)\n",
+	       size >> 10, strerror(errno), size >> 10);
+	return -1;
+}
+
 static bool any_cet_state(struct pstree_item *item, u32 nr_stacks)
 {
 	int i;
@@ -256,6 +294,8 @@ int cet_restore_prepare(struct pstree_item *item, CoreEntry *core, struct task_r
 	if (!p)
 		return -1;
 	if (fill_threads(item, p, (void *)p + (unsigned long)p->stacks, targs))
+		return -1;
+	if (allow_stack_size(largest_own_stack(p, (void *)p + (unsigned long)p->stacks)))
 		return -1;
 	keep_guard_pages_free(vmas);
 	ta->shstk = targs[me].shstk;
