@@ -18,6 +18,7 @@ typedef struct CoreEntry CoreEntry;
 #ifdef CONFIG_X86_64
 /* dump: cet-dump.c */
 int cet_dump_task(struct pstree_item *item, struct vm_area_list *vmas);
+void cet_dump_thread_args(pid_t tid, struct parasite_dump_thread *args);
 int cet_dump_thread_core(pid_t tid, CoreEntry *core, const struct parasite_dump_thread *ti);
 /* restore: cet-restore.c */
 int cet_restore_fixup(struct task_restore_args *ta, struct thread_restore_args *threads, int nr_threads);
@@ -25,6 +26,9 @@ int cet_restore_fixup(struct task_restore_args *ta, struct thread_restore_args *
 static inline int cet_dump_task(struct pstree_item *item, struct vm_area_list *vmas)
 {
 	return 0;
+}
+static inline void cet_dump_thread_args(pid_t tid, struct parasite_dump_thread *args)
+{
 }
 static inline int cet_dump_thread_core(pid_t tid, CoreEntry *core, const struct parasite_dump_thread *ti)
 {

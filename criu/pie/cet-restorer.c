@@ -244,27 +244,35 @@ static void stack_placed(struct cet_rst_proc *p)
 
 static struct cet_rlimit64 saved_rlim_stack;
 
-/* Called with shadow stacks still off: anything goes, no return is special. */
+/*
+ * Called with shadow stacks still off: anything goes, no return is special.
+ * A thread whose owned stack the dump could not tell gets a new one,
+ * wherever the kernel likes but on the held ranges: the gaps are opened.
+ */
 int cet_rst_place_begin(struct cet_rst_thread *t)
 {
-	struct cet_rst_stack *s = own_stack(t);
+	struct cet_rst_stack *s = t->own >= 0 ? own_stack(t) : NULL;
 	struct cet_rlimit64 want;
 	long ret;
 
 	mutex_lock(&t->proc->lock);
-	if (!t->proc->fillers_up && fill_gaps(t))
+	if (!s)
+		drop_fillers(t->proc);
+	else if (!t->proc->fillers_up && fill_gaps(t))
 		goto fail;
 	ret = cet_prlimit_stack(NULL, &saved_rlim_stack);
 	if (ret)
 		goto err;
 	/* ARCH_SHSTK_ENABLE sizes the new stack from RLIMIT_STACK */
-	want.cur = s->end - s->start;
+	want.cur = s ? s->end - s->start : CET_FRESH_STACK_SIZE;
 	want.max = saved_rlim_stack.max;
 	if (want.max != ~0ULL && want.max < want.cur)
 		want.max = want.cur;
 	ret = cet_prlimit_stack(&want, NULL);
 	if (ret)
 		goto err;
+	if (!s)
+		return 0;
 	release_stack(s);
 	if (take_guard_if_bottom_up(t->proc, s)) {
 		cet_prlimit_stack(&saved_rlim_stack, NULL);
@@ -279,11 +287,34 @@ fail:
 	return -1;
 }
 
+/* The new stack of a thread whose owned one is unknown: kernel-owned, none of the dumped. */
+static int fresh_stack_placed(struct cet_rst_thread *t, long enable_ret, unsigned long ssp)
+{
+	int ret = 0;
+
+	if (cet_prlimit_stack(&saved_rlim_stack, NULL)) {
+		pr_err("cet: cannot put RLIMIT_STACK back\n");
+		ret = -1;
+	}
+	mutex_unlock(&t->proc->lock);
+	if (enable_ret) {
+		pr_err("cet: %ld: ARCH_SHSTK_ENABLE failed: %ld\n", sys_gettid(), enable_ret);
+		return -1;
+	}
+	pr_info("cet: %ld: a new kernel-owned shadow stack below %lx; the dumped ones are not the kernel's\n",
+		sys_gettid(), ssp);
+	return ret;
+}
+
 int cet_rst_place_end(struct cet_rst_thread *t, long enable_ret, unsigned long ssp)
 {
-	struct cet_rst_stack *s = own_stack(t);
+	struct cet_rst_stack *s;
 	int ret = 0;
 	u32 i;
+
+	if (t->own < 0)
+		return fresh_stack_placed(t, enable_ret, ssp);
+	s = own_stack(t);
 
 	if (!enable_ret && ssp != s->end) {
 		/* the reason first: log readers show the first error lines */
@@ -529,7 +560,11 @@ int cet_rst_other_stacks(struct cet_rst_thread *t)
  */
 int cet_rst_own_contents(struct cet_rst_thread *t)
 {
-	struct cet_rst_stack *s = own_stack(t);
+	struct cet_rst_stack *s;
+
+	if (t->own < 0)
+		return 0;	/* its stacks were all made by cet_rst_other_stacks() */
+	s = own_stack(t);
 
 	if (copy_pages(t, s, t->own == t->cur ? t->ssp : s->start))
 		return -1;

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 
 #include "zdtmtst.h"
@@ -118,6 +119,86 @@ static inline unsigned long cet_token_at(unsigned long addr)
 {
 	return (addr + 8) | 1UL;
 }
+
+#ifdef CET_FIBERS
+/*
+ * A fiber as glibc's swapcontext keeps one: the asm below uses the first
+ * four fields at these offsets.
+ */
+struct cet_fiber {
+	unsigned long rsp;	/* 0: saved stack pointer */
+	unsigned long token;	/* 8: address of its restore token */
+	unsigned long entry;	/* 16: first entry point, 0 once started */
+	unsigned long arg;	/* 24: argument of the first entry */
+};
+
+void cet_fiber_switch(struct cet_fiber *from, struct cet_fiber *to);
+
+/*
+ * Save the callee-saved registers and the stack pointer of @from, leave a
+ * restore token on the current shadow stack (rstorssp onto @to's token, then
+ * saveprevssp), and continue @to: pop its registers and return, or, on its
+ * first entry, jump (its new shadow stack holds nothing to return to).
+ */
+asm(".text\n"
+    ".globl cet_fiber_switch\n"
+    ".type cet_fiber_switch, @function\n"
+    "cet_fiber_switch:\n"
+    "	pushq %rbp\n"
+    "	pushq %rbx\n"
+    "	pushq %r12\n"
+    "	pushq %r13\n"
+    "	pushq %r14\n"
+    "	pushq %r15\n"
+    "	movq %rsp, 0(%rdi)\n"
+    "	xorl %eax, %eax\n"
+    "	rdsspq %rax\n"
+    "	subq $8, %rax\n"
+    "	movq %rax, 8(%rdi)\n"
+    "	movq 8(%rsi), %rax\n"
+    "	rstorssp (%rax)\n"
+    "	saveprevssp\n"
+    "	movq 0(%rsi), %rsp\n"
+    "	movq 16(%rsi), %rax\n"
+    "	testq %rax, %rax\n"
+    "	jnz 1f\n"
+    "	popq %r15\n"
+    "	popq %r14\n"
+    "	popq %r13\n"
+    "	popq %r12\n"
+    "	popq %rbx\n"
+    "	popq %rbp\n"
+    "	ret\n"
+    "1:	movq $0, 16(%rsi)\n"
+    "	movq 24(%rsi), %rdi\n"
+    "	jmp *%rax\n"
+    ".size cet_fiber_switch, .-cet_fiber_switch\n");
+
+/*
+ * A new fiber: its shadow stack from map_shadow_stack with a restore token
+ * at the top, an ordinary stack, and @entry(@arg) as its first frame (the
+ * entry must never return).  0, or -1 with errno.
+ */
+static inline int cet_fiber_init(struct cet_fiber *f, unsigned long ss_size, unsigned long stack_size,
+				 void (*entry)(unsigned long), unsigned long arg, unsigned long *ss_base)
+{
+	unsigned long *ss = cet_map_shadow_stack(ss_size, SHADOW_STACK_SET_TOKEN);
+	char *stack;
+
+	if (ss == MAP_FAILED)
+		return -1;
+	stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (stack == MAP_FAILED)
+		return -1;
+	*ss_base = (unsigned long)ss;
+	f->token = *ss_base + ss_size - 8;
+	/* as if called: the entry sees rsp + 8 16-byte aligned */
+	f->rsp = (((unsigned long)stack + stack_size) & ~15UL) - 8;
+	f->entry = (unsigned long)entry;
+	f->arg = arg;
+	return 0;
+}
+#endif /* CET_FIBERS */
 
 /*
  * The calling thread's whole lock mask.  /proc names the SHSTK and WRSS

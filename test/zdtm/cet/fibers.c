@@ -9,8 +9,7 @@
  * (its token checked first), unwinds its recursion and hands over to the
  * next; finally main() is resumed.
  */
-#include <sys/mman.h>
-
+#define CET_FIBERS
 #include "cetlib.h"
 
 const char *test_doc = "Fibers on map_shadow_stack shadow stacks";
@@ -21,58 +20,14 @@ const char *test_author = "criu-cet";
 #define STACK_SIZE (256UL << 10)
 
 struct fiber {
-	unsigned long rsp;	/* 0: saved stack pointer */
-	unsigned long token;	/* 8: address of its restore token */
-	unsigned long entry;	/* 16: first entry point, 0 once started */
-	unsigned long arg;	/* 24: argument of the first entry */
-	/* C only */
+	struct cet_fiber ctx;	/* first: what the switch saves and restores */
 	unsigned long ss_base, ss_top;
 	struct cet_rec rec;
 	struct cet_thread_state before, after;
 	int bad;
 };
 
-void fiber_switch(struct fiber *from, struct fiber *to);
-
-/*
- * Save the callee-saved registers and the stack pointer of @from, leave a
- * restore token on the current shadow stack (rstorssp onto @to's token, then
- * saveprevssp), and continue @to: pop its registers and return, or, on its
- * first entry, jump (its new shadow stack holds nothing to return to).
- */
-asm(".text\n"
-    ".globl fiber_switch\n"
-    ".type fiber_switch, @function\n"
-    "fiber_switch:\n"
-    "	pushq %rbp\n"
-    "	pushq %rbx\n"
-    "	pushq %r12\n"
-    "	pushq %r13\n"
-    "	pushq %r14\n"
-    "	pushq %r15\n"
-    "	movq %rsp, 0(%rdi)\n"
-    "	xorl %eax, %eax\n"
-    "	rdsspq %rax\n"
-    "	subq $8, %rax\n"
-    "	movq %rax, 8(%rdi)\n"
-    "	movq 8(%rsi), %rax\n"
-    "	rstorssp (%rax)\n"
-    "	saveprevssp\n"
-    "	movq 0(%rsi), %rsp\n"
-    "	movq 16(%rsi), %rax\n"
-    "	testq %rax, %rax\n"
-    "	jnz 1f\n"
-    "	popq %r15\n"
-    "	popq %r14\n"
-    "	popq %r13\n"
-    "	popq %r12\n"
-    "	popq %rbx\n"
-    "	popq %rbp\n"
-    "	ret\n"
-    "1:	movq $0, 16(%rsi)\n"
-    "	movq 24(%rsi), %rdi\n"
-    "	jmp *%rax\n"
-    ".size fiber_switch, .-fiber_switch\n");
+#define fiber_switch(from, to) cet_fiber_switch(&(from)->ctx, &(to)->ctx)
 
 static struct fiber main_fiber, fibers[NR_FIBERS];
 static struct cet_ss_maps maps_before, maps_after;
@@ -85,11 +40,11 @@ static int depth_of(int i)
 
 static int check_token(struct fiber *f, const char *who)
 {
-	unsigned long val = *(volatile unsigned long *)f->token;
+	unsigned long val = *(volatile unsigned long *)f->ctx.token;
 
-	if (val != cet_token_at(f->token))
-		return fail("%s: restore token at %#lx holds %#lx, expected %#lx", who, f->token, val,
-			    cet_token_at(f->token));
+	if (val != cet_token_at(f->ctx.token))
+		return fail("%s: restore token at %#lx holds %#lx, expected %#lx", who, f->ctx.token, val,
+			    cet_token_at(f->ctx.token));
 	return 0;
 }
 
@@ -157,24 +112,12 @@ static CET_NOINLINE int run(void)
 
 	for (i = 0; i < NR_FIBERS; i++) {
 		struct fiber *f = &fibers[i];
-		unsigned long *ss;
-		char *stack;
 
-		ss = cet_map_shadow_stack(SHSTK_SIZE, SHADOW_STACK_SET_TOKEN);
-		if (ss == MAP_FAILED)
-			return pr_perror("map_shadow_stack");
-		stack = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (stack == MAP_FAILED)
-			return pr_perror("mmap");
-		f->ss_base = (unsigned long)ss;
+		if (cet_fiber_init(&f->ctx, SHSTK_SIZE, STACK_SIZE, fiber_main, i, &f->ss_base))
+			return pr_perror("a fiber's stacks");
 		f->ss_top = f->ss_base + SHSTK_SIZE;
-		f->token = f->ss_top - 8;
 		if (check_token(f, "new shadow stack"))
 			return 1;
-		/* as if called: the entry sees rsp + 8 16-byte aligned */
-		f->rsp = (((unsigned long)stack + STACK_SIZE) & ~15UL) - 8;
-		f->entry = (unsigned long)fiber_main;
-		f->arg = i;
 		if (cet_rec_init(&f->rec, depth_of(i), fiber_bottom, f))
 			return 1;
 	}

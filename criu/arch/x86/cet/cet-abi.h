@@ -21,6 +21,15 @@
 /* lock bits above the named ones: the parasite asks the kernel (cet-parasite.h) */
 #define CET_FIRST_PROBED_BIT	2
 
+/*
+ * What the parasite's ownership probe (cet-parasite.h) answers in
+ * cet_own_found besides the index of the candidate the kernel owns.
+ */
+#define CET_OWN_NONE		(-1)	/* none vanished: the kernel owns no stack listed */
+#define CET_OWN_NOT_DONE	(-2)	/* the probe child ended before it could look */
+#define CET_OWN_NO_FORK		(-3)	/* the fork was refused (pids limit, memory) */
+#define CET_OWN_TIMEOUT		(-4)	/* the probe child hung and was killed */
+
 #ifndef NT_X86_SHSTK
 #define NT_X86_SHSTK		0x204
 #endif
@@ -64,5 +73,12 @@ struct cet_user_regs {
 
 /* A thread's own shadow stack is at most this big (the kernel's limit). */
 #define CET_MAX_OWN_STACK_SIZE	(4UL << 30)
+
+/*
+ * The new shadow stack a restored thread gets when the dump could not tell
+ * which one the kernel owned: only the restorer's few frames go on it
+ * before the thread moves to its dumped SSP.
+ */
+#define CET_FRESH_STACK_SIZE	(64UL << 10)
 
 #endif /* __CR_CET_ABI_H__ */

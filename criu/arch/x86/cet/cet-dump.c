@@ -40,15 +40,22 @@
 #define PTRACE_ARCH_PRCTL 30
 #endif
 
+/* Shadow-stack mappings that may be the one the kernel owns for a thread */
+#define CET_OWN_CANDIDATES	ARRAY_SIZE(((struct parasite_dump_thread *)0)->cet_own_cand)
+
 struct cet_thread_state {
 	pid_t tid;
 	CetCoreEntry entry;
+	u32 nr_cand;				/* the parasite was asked about these */
+	u64 cand[CET_OWN_CANDIDATES][2];
 };
 
 /* What was read for the task being dumped now (CRIU dumps one at a time). */
 static struct {
 	int nr_threads;
 	struct cet_thread_state *threads;
+	struct vm_area_list *vmas;
+	bool switching;		/* some shadow stack holds no thread's SSP, or several */
 } cur;
 
 static void forget_task(void)
@@ -185,6 +192,32 @@ static int check_ssp_in_stacks(struct vm_area_list *vmas)
 	return 0;
 }
 
+static int nr_ssp_in(u64 start, u64 end)
+{
+	int i, n = 0;
+
+	for (i = 0; i < cur.nr_threads; i++)
+		if (cur.threads[i].entry.has_ssp && cur.threads[i].entry.ssp > start && cur.threads[i].entry.ssp <= end)
+			n++;
+	return n;
+}
+
+/*
+ * The kernel owns one shadow stack per thread (it frees it when the thread
+ * exits).  When every shadow-stack mapping holds exactly one thread's SSP,
+ * each thread runs on its own.  Otherwise a thread may be on another stack
+ * (a fiber's) and the parasite is asked (cet-parasite.h).
+ */
+static bool stacks_switched(struct vm_area_list *vmas)
+{
+	struct vma_area *vma;
+
+	list_for_each_entry(vma, &vmas->h, list)
+		if (vma_area_is(vma, VMA_AREA_SHSTK) && nr_ssp_in(vma->e->start, vma->e->end) != 1)
+			return true;
+	return false;
+}
+
 int cet_dump_task(struct pstree_item *item, struct vm_area_list *vmas)
 {
 	pid_t pid = item->pid->real;
@@ -202,11 +235,102 @@ int cet_dump_task(struct pstree_item *item, struct vm_area_list *vmas)
 	}
 	if (check_ssp_in_stacks(vmas))
 		goto err;
+	cur.vmas = vmas;
+	cur.switching = stacks_switched(vmas);
 	return 0;
 err:
 	pr_err("%d: cannot dump the CET state; the task is left as it was\n", pid);
 	forget_task();
 	return -1;
+}
+
+static struct cet_thread_state *thread_state(pid_t tid)
+{
+	int i;
+
+	for (i = 0; i < cur.nr_threads; i++)
+		if (cur.threads[i].tid == tid)
+			return &cur.threads[i];
+	return NULL;
+}
+
+static void add_candidate(struct cet_thread_state *st, const VmaEntry *e)
+{
+	if (st->nr_cand >= CET_OWN_CANDIDATES)
+		return;
+	st->cand[st->nr_cand][0] = e->start;
+	st->cand[st->nr_cand][1] = e->end;
+	st->nr_cand++;
+}
+
+/*
+ * Before the parasite dumps a thread: the stacks that may be its own, the
+ * one its SSP is on first, then those no thread's SSP is on.  (More than
+ * the parasite takes: the owned one may be missed, and is then unknown.)
+ */
+void cet_dump_thread_args(pid_t tid, struct parasite_dump_thread *args)
+{
+	struct cet_thread_state *st = thread_state(tid);
+	struct vma_area *vma;
+	u32 i;
+
+	args->cet_own_nr = 0;
+	if (!st || !st->entry.has_ssp || !cur.switching)
+		return;
+	st->nr_cand = 0;
+	list_for_each_entry(vma, &cur.vmas->h, list)
+		if (vma_area_is(vma, VMA_AREA_SHSTK) && st->entry.ssp > vma->e->start && st->entry.ssp <= vma->e->end)
+			add_candidate(st, vma->e);
+	list_for_each_entry(vma, &cur.vmas->h, list)
+		if (vma_area_is(vma, VMA_AREA_SHSTK) && !nr_ssp_in(vma->e->start, vma->e->end))
+			add_candidate(st, vma->e);
+	for (i = 0; i < st->nr_cand; i++)
+		args->cet_own_cand[i] = st->cand[i][0];
+	args->cet_own_nr = st->nr_cand;
+}
+
+static const char *own_probe_failure(int found)
+{
+	switch (found) {
+	case CET_OWN_NONE:
+		return "none of the stacks looked at";
+	case CET_OWN_NO_FORK:
+		return "the probe could not fork";
+	case CET_OWN_TIMEOUT:
+		return "the probe hung";
+	default:
+		return "the probe failed";
+	}
+}
+
+/*
+ * What the parasite found: the owned stack is recorded when it is not the
+ * one SSP is on.  When it could not be found the restore owns none of the
+ * dumped stacks (the thread gets a new one): a leak at worst, where a wrong
+ * guess would let the kernel unmap, at the thread's exit, memory the
+ * thread does not own.
+ */
+static void add_owned_stack(struct cet_thread_state *st, const struct parasite_dump_thread *ti)
+{
+	CetCoreEntry *e = &st->entry;
+	int found = ti->cet_own_found;
+
+	if (!st->nr_cand)
+		return;
+	if (found < 0 || found >= (int)st->nr_cand) {
+		pr_warn("%d: cannot tell which shadow stack the kernel owns (%s): the restored thread gets a new one\n",
+			st->tid, own_probe_failure(found));
+		e->has_own_unknown = true;
+		e->own_unknown = true;
+		return;
+	}
+	pr_info("%d: the kernel owns the shadow stack %#" PRIx64 "-%#" PRIx64 "%s\n", st->tid, st->cand[found][0],
+		st->cand[found][1], found ? " (the thread runs on another one)" : "");
+	if (!found)
+		return;		/* the one SSP is on: the image's default */
+	e->has_own_start = e->has_own_end = true;
+	e->own_start = st->cand[found][0];
+	e->own_end = st->cand[found][1];
 }
 
 /*
@@ -231,16 +355,15 @@ static int add_probed_locks(pid_t tid, CetCoreEntry *e, const struct parasite_du
 
 int cet_dump_thread_core(pid_t tid, CoreEntry *core, const struct parasite_dump_thread *ti)
 {
-	int i;
+	struct cet_thread_state *st = thread_state(tid);
 
-	for (i = 0; i < cur.nr_threads; i++) {
-		if (cur.threads[i].tid != tid)
-			continue;
-		if (add_probed_locks(tid, &cur.threads[i].entry, ti))
-			return -1;
-		core->cet = &cur.threads[i].entry;
-		return 0;
+	if (!st) {
+		pr_err("%d: thread unknown to the CET dump\n", tid);
+		return -1;
 	}
-	pr_err("%d: thread unknown to the CET dump\n", tid);
-	return -1;
+	if (add_probed_locks(tid, &st->entry, ti))
+		return -1;
+	add_owned_stack(st, ti);
+	core->cet = &st->entry;
+	return 0;
 }

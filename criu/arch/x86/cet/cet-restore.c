@@ -56,6 +56,14 @@ static int check_thread(pid_t tid, const CetCoreEntry *e)
 		pr_err("%d: bad or missing SSP in the image\n", tid);
 		return -1;
 	}
+	if ((e->has_own_start || e->has_own_end || e->has_own_unknown) && !(e->features & ARCH_SHSTK_SHSTK)) {
+		pr_err("%d: an owned shadow stack in the image, but no shadow stack\n", tid);
+		return -1;
+	}
+	if (e->has_own_start != e->has_own_end || (e->has_own_start && e->own_unknown)) {
+		pr_err("%d: the owned shadow stack is half described in the image\n", tid);
+		return -1;
+	}
 	return 0;
 }
 
@@ -105,7 +113,7 @@ static void keep_guard_pages_free(struct vm_area_list *vmas)
 			vma->e->start -= PAGE_SIZE;
 }
 
-/* The stack holding ssp: the thread runs on it, the kernel is to own it. */
+/* The stack holding ssp: the thread runs on it. */
 static int stack_of(const struct cet_rst_proc *p, const struct cet_rst_stack *stacks, u64 ssp)
 {
 	u32 i;
@@ -122,6 +130,52 @@ static bool legacy_shstk(CoreEntry *core)
 	UserX86FpregsEntry *fp = core->thread_info ? core->thread_info->fpregs : NULL;
 
 	return !core->cet && fp && fp->xsave && fp->xsave->cet && (fp->xsave->cet->cet & ARCH_SHSTK_SHSTK);
+}
+
+static int stack_at(const struct cet_rst_proc *p, const struct cet_rst_stack *stacks, u64 start, u64 end)
+{
+	u32 i;
+
+	for (i = 0; i < p->nr_stacks; i++)
+		if (stacks[i].start == start && stacks[i].end == end)
+			return i;
+	return -1;
+}
+
+/*
+ * The stack the kernel is to own for the thread: the one it runs on,
+ * unless the image names another (it ran on a fiber's), or none when the
+ * dump could not tell (the kernel then makes the thread a new one).
+ */
+static int owned_stack(const struct cet_rst_proc *p, const struct cet_rst_stack *stacks, const CetCoreEntry *e,
+		       int on)
+{
+	if (e->has_own_unknown && e->own_unknown)
+		return -1;
+	if (e->has_own_start)
+		return stack_at(p, stacks, e->own_start, e->own_end);
+	return on;
+}
+
+/*
+ * A thread may run on a stack no thread owns (a fiber's) but not on
+ * another thread's own: that one is only made when its owner gets to it.
+ */
+static int check_stacks_run_on(struct pstree_item *item, const struct cet_rst_stack *stacks,
+			       struct thread_restore_args *targs)
+{
+	int i;
+
+	for (i = 0; i < item->nr_threads; i++) {
+		const struct cet_rst_thread *t = &targs[i].shstk;
+
+		if (t->cur >= 0 && stacks[t->cur].owner >= 0 && stacks[t->cur].owner != i) {
+			pr_err("%d: runs on the shadow stack another thread owns in the image\n",
+			       item->threads[i].ns[0].virt);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 static int fill_threads(struct pstree_item *item, struct cet_rst_proc *p, struct cet_rst_stack *stacks,
@@ -145,21 +199,36 @@ static int fill_threads(struct pstree_item *item, struct cet_rst_proc *p, struct
 		p->any_shstk = 1;
 		t->ssp = e->ssp;
 		s = stack_of(p, stacks, e->ssp);
-		if (s < 0 || stacks[s].owner >= 0 || e->ssp - 16 < stacks[s].start ||
-		    stacks[s].end - stacks[s].start > CET_MAX_OWN_STACK_SIZE) {
+		if (s < 0 || e->ssp - 16 < stacks[s].start) {
+			pr_err("%d: SSP %#" PRIx64 " is not on a shadow stack in the image\n",
+			       item->threads[i].ns[0].virt, e->ssp);
+			return -1;
+		}
+		t->cur = s;
+		t->own = owned_stack(p, stacks, e, s);
+		if (e->has_own_start && (t->own < 0 || stacks[t->own].owner >= 0 ||
+					 stacks[t->own].end - stacks[t->own].start > CET_MAX_OWN_STACK_SIZE)) {
+			pr_err("%d: its own shadow stack %#" PRIx64 "-%#" PRIx64 " is not a shadow stack of its own in the image\n",
+			       item->threads[i].ns[0].virt, e->own_start, e->own_end);
+			return -1;
+		}
+		if (t->own == s && (stacks[s].owner >= 0 || stacks[s].end - stacks[s].start > CET_MAX_OWN_STACK_SIZE)) {
 			pr_err("%d: SSP %#" PRIx64 " is not on a shadow stack of its own in the image\n",
 			       item->threads[i].ns[0].virt, e->ssp);
 			return -1;
 		}
-		t->own = t->cur = s;
-		stacks[s].owner = i;
+		if (t->own >= 0)
+			stacks[t->own].owner = i;
 	}
+	if (check_stacks_run_on(item, stacks, targs))
+		return -1;
 	if ((p->any_shstk || p->nr_stacks) && !cet_host_has_shstk()) {
 		pr_err("the image has shadow stacks but this host has no user shadow stacks (no user_shstk)\n");
 		return -1;
 	}
 	return 0;
 }
+
 
 /*
  * Every gap of the address space gets a filler while stacks are placed:
@@ -213,14 +282,22 @@ static struct cet_rst_proc *alloc_rst_data(struct pstree_item *item, struct vm_a
 }
 
 /* The largest stack a thread of the task gets from ARCH_SHSTK_ENABLE. */
-static u64 largest_own_stack(const struct cet_rst_proc *p, const struct cet_rst_stack *stacks)
+static u64 largest_stack_made(struct pstree_item *item, const struct thread_restore_args *targs,
+			      const struct cet_rst_proc *p, const struct cet_rst_stack *stacks)
 {
 	u64 max = 0;
-	u32 i;
+	int i;
 
-	for (i = 0; i < p->nr_stacks; i++)
-		if (stacks[i].owner >= 0 && stacks[i].end - stacks[i].start > max)
-			max = stacks[i].end - stacks[i].start;
+	for (i = 0; i < item->nr_threads; i++) {
+		const struct cet_rst_thread *t = &targs[i].shstk;
+		u64 size;
+
+		if (!(t->features & ARCH_SHSTK_SHSTK))
+			continue;
+		size = t->own >= 0 ? stacks[t->own].end - stacks[t->own].start : CET_FRESH_STACK_SIZE;
+		if (size > max)
+			max = size;
+	}
 	return max;
 }
 
@@ -295,7 +372,7 @@ int cet_restore_prepare(struct pstree_item *item, CoreEntry *core, struct task_r
 		return -1;
 	if (fill_threads(item, p, (void *)p + (unsigned long)p->stacks, targs))
 		return -1;
-	if (allow_stack_size(largest_own_stack(p, (void *)p + (unsigned long)p->stacks)))
+	if (allow_stack_size(largest_stack_made(item, targs, p, (void *)p + (unsigned long)p->stacks)))
 		return -1;
 	keep_guard_pages_free(vmas);
 	ta->shstk = targs[me].shstk;
