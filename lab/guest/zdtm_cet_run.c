@@ -82,6 +82,7 @@ static const char *expect_restore_error;
 struct test {
 	char name[64];
 	int cycles, usr2, plain;
+	int new_ss;	/* newss=N: restore adds N shadow-stack mappings (kernel-made, by design) */
 };
 
 /* ---- small helpers ---- */
@@ -616,6 +617,34 @@ static int tree_state(int root, char *out, size_t len, int *pids)
 	return nr;
 }
 
+/*
+ * newss=N: drop from @after the N "ss" lines @before does not have (the
+ * new stacks a restore makes when the owned ones are unknown); -1 when
+ * there are not exactly N of them.
+ */
+static int drop_new_ss(const char *before, char *after, int n)
+{
+	char *line = after, *next;
+	int dropped = 0;
+
+	for (; *line; line = next) {
+		char copy[128];
+		size_t l;
+
+		next = strchr(line, '\n');
+		next = next ? next + 1 : line + strlen(line);
+		l = next - line < (long)sizeof(copy) - 1 ? (size_t)(next - line) : sizeof(copy) - 1;
+		memcpy(copy, line, l);
+		copy[l] = '\0';
+		if (!strstr(copy, ": ss ") || strstr(before, copy))
+			continue;
+		memmove(line, next, strlen(next) + 1);
+		next = line;
+		dropped++;
+	}
+	return dropped == n ? 0 : -1;
+}
+
 static int count_lines(const char *s, const char *what)
 {
 	int n = 0;
@@ -947,6 +976,11 @@ check_alive:
 			break;
 		}
 		tree_state(pid, after, sizeof(after), pids);
+		if (t->new_ss && drop_new_ss(before, after, t->new_ss)) {
+			snprintf(problem, sizeof(problem), "cycle %d: not %d new shadow-stack mapping(s) after restore",
+				 cycle, t->new_ss);
+			break;
+		}
 		if (strcmp(before, after)) {
 			state_diff(before, after, diff, sizeof(diff));
 			snprintf(problem, sizeof(problem), "cycle %d: %s", cycle, diff);
@@ -1035,6 +1069,8 @@ static int parse_list(struct test *tests, int max)
 				t->usr2 = 1;
 			else if (!strcmp(tok, "plain"))
 				t->plain = 1;
+			else if (!strncmp(tok, "newss=", 6))
+				t->new_ss = atoi(tok + 6);
 		}
 		if (only) {
 			char pat[80];
