@@ -287,8 +287,8 @@ fail:
 	return -1;
 }
 
-/* The new stack of a thread whose owned one is unknown: kernel-owned, none of the dumped. */
-static int fresh_stack_placed(struct cet_rst_thread *t, long enable_ret, unsigned long ssp)
+/* The placement is over: RLIMIT_STACK back and the lock released; -1 if it or the enable failed. */
+static int place_done(struct cet_rst_thread *t, long enable_ret)
 {
 	int ret = 0;
 
@@ -299,23 +299,30 @@ static int fresh_stack_placed(struct cet_rst_thread *t, long enable_ret, unsigne
 	mutex_unlock(&t->proc->lock);
 	if (enable_ret) {
 		pr_err("cet: %ld: ARCH_SHSTK_ENABLE failed: %ld\n", sys_gettid(), enable_ret);
-		return -1;
+		ret = -1;
 	}
+	return ret;
+}
+
+/* The new stack of a thread whose owned one is unknown: kernel-owned, none of the dumped. */
+static int fresh_stack_placed(struct cet_rst_thread *t, long enable_ret, unsigned long ssp)
+{
+	if (place_done(t, enable_ret))
+		return -1;
 	pr_info("cet: %ld: a new kernel-owned shadow stack below %lx; the dumped ones are not the kernel's\n",
 		sys_gettid(), ssp);
-	return ret;
+	return 0;
 }
 
 int cet_rst_place_end(struct cet_rst_thread *t, long enable_ret, unsigned long ssp)
 {
 	struct cet_rst_stack *s;
-	int ret = 0;
+	int ret;
 	u32 i;
 
 	if (t->own < 0)
 		return fresh_stack_placed(t, enable_ret, ssp);
 	s = own_stack(t);
-
 	if (!enable_ret && ssp != s->end) {
 		/* the reason first: log readers show the first error lines */
 		pr_err("cet: %ld: the kernel put the shadow stack at top %lx, not %llx; the gaps were filled so:\n",
@@ -328,16 +335,8 @@ int cet_rst_place_end(struct cet_rst_thread *t, long enable_ret, unsigned long s
 		drop_fillers(t->proc);
 	else
 		stack_placed(t->proc);
-	if (cet_prlimit_stack(&saved_rlim_stack, NULL)) {
-		pr_err("cet: cannot put RLIMIT_STACK back\n");
-		ret = -1;
-	}
-	mutex_unlock(&t->proc->lock);
-	if (enable_ret) {
-		pr_err("cet: %ld: ARCH_SHSTK_ENABLE failed: %ld\n", sys_gettid(), enable_ret);
-		return -1;
-	}
-	if (ssp != s->end)
+	ret = place_done(t, enable_ret);
+	if (enable_ret || ssp != s->end)
 		return -1;
 	pr_info("cet: %ld: shadow stack %llx-%llx is back, kernel-owned\n", sys_gettid(),
 		(unsigned long long)s->start, (unsigned long long)s->end);
