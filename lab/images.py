@@ -123,6 +123,13 @@ def _unmark_stack(folder, core):
     save(img, path)
 
 
+def _own_elsewhere(folder, core):
+    """The owned stack named where no shadow-stack mapping is."""
+    start = num(shstk_vmas(folder)[0]["start"]) - 64 * PAGE
+    core["cet"]["own_start"] = start
+    core["cet"]["own_end"] = start + 16 * PAGE
+
+
 def _drop_cet(folder, core):
     """What an image of a CRIU without criu-cet looks like: upstream's SSP only."""
     ssp = core["cet"].get("ssp", 0)
@@ -137,9 +144,11 @@ DAMAGE = {
     "version-1": (_set("version", 1), "dumped by an older criu-cet"),
     "wrss-without-shstk": (_set("features", 2), "WRSS without a shadow stack"),
     "unknown-feature": (_set("features", 5), "unknown CET features"),
-    "ssp-outside": (_ssp_outside, "is not on a shadow stack of its own"),
+    "ssp-outside": (_ssp_outside, "is not on a shadow stack in the image"),
     "ssp-misaligned": (_ssp_misaligned, "bad or missing SSP"),
-    "stack-unmarked": (_unmark_stack, "is not on a shadow stack of its own"),
+    "stack-unmarked": (_unmark_stack, "is not on a shadow stack in the image"),
+    "own-half": (_set("own_start", 0x7f0000000000), "half described"),
+    "own-elsewhere": (_own_elsewhere, "is not a shadow stack of its own in the image"),
     "no-cet-entry": (_drop_cet, "no criu-cet entry"),
 }
 
