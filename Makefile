@@ -45,9 +45,15 @@ kernel-patched: deps
 kselftests: deps
 	@bash lab/build-kselftests.sh
 
+# Each patch of the series builds a bzImage; the series builds without
+# CONFIG_X86_USER_SHADOW_STACK; the selftests build (about 15 min, by hand)
+.PHONY: kernel-series
+kernel-series: deps
+	@bash lab/kernel-series.sh
+
 # The kernel's own scripts/checkpatch.pl --strict on the series in kernel/patches
 checkpatch: deps
-	@test -f $(BUILD)/linux-src/scripts/checkpatch.pl || bash lab/build-kernel.sh stock
+	@bash lab/linux-source.sh
 	@cd $(BUILD)/linux-src && for p in $(CURDIR)/kernel/patches/*.patch; do \
 		echo "== $$(basename $$p)"; \
 		perl scripts/checkpatch.pl --strict --no-tree --color=never $$p | \

@@ -31,16 +31,8 @@ if [ -z "${CRIU_CET_OBJECTS:-}" ] && [ -f "$cached/bzImage" ]; then
 	exit 0
 fi
 
-# The pristine tree, unpacked once from the pinned .deb.
+bash "$TOP/lab/linux-source.sh"
 src=$BUILD/linux-src
-if [ ! -f "$src/.unpacked-$(pin_sha linux)" ]; then
-	deb=$(fetch linux)
-	say "unpacking linux-source-6.12"
-	rm -rf "$src" && mkdir -p "$src"
-	dpkg-deb --fsys-tarfile "$deb" | tar -xO --wildcards './usr/src/linux-source-6.12.tar.xz' |
-		tar -xJ -C "$src" --strip-components=1 || die "cannot unpack $deb"
-	touch "$src/.unpacked-$(pin_sha linux)"
-fi
 
 objdir=$BUILD/kernel/obj-$flavour
 tree=$src
@@ -50,12 +42,7 @@ if [ "$flavour" = patched ]; then
 	rm -rf "$tree" "$objdir"
 	cp -al "$src" "$tree"
 	# reuse the stock objects: only what the patches touch is rebuilt
-	cp -a "$BUILD/kernel/obj-stock" "$objdir"
-	# kbuild's saved commands name the source tree; without this every
-	# object would look out of date and be rebuilt
-	grep -rlZ --include='.*.cmd' -F "$src" "$objdir" | xargs -0r sed -i "s|$src|$tree|g"
-	sed -i "s|$src|$tree|g" "$objdir/Makefile" 2>/dev/null || true
-	[ -L "$objdir/source" ] && ln -sfn "$tree" "$objdir/source"
+	reuse_objects "$BUILD/kernel/obj-stock" "$objdir" "$src" "$tree"
 	for p in ${patches[@]+"${patches[@]}"}; do
 		# patch(1) writes new files, so the hard-linked pristine tree stays intact
 		patch -d "$tree" -p1 --forward --quiet < "$p" || die "$(basename "$p") does not apply"

@@ -25,7 +25,7 @@ if [ -f "$cached/test_shadow_stack" ]; then
 fi
 
 src=$BUILD/linux-src
-[ -f "$src/Makefile" ] || bash "$TOP/lab/build-kernel.sh" stock
+bash "$TOP/lab/linux-source.sh"
 work=$(mktemp -d "$BUILD/kselftests.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 

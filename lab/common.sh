@@ -33,3 +33,14 @@ install_file() {
 	cmp -s "$1" "$2" && return 0
 	mkdir -p "$(dirname "$2")" && cp "$1" "$2.tmp.$$" && mv -f "$2.tmp.$$" "$2" || die "cannot install $2"
 }
+
+# A copy of a kernel object tree built from OLD_TREE, for NEW_TREE: only
+# what differs between the trees is rebuilt.  kbuild's saved commands name
+# the source tree; without the rewrite every object would look out of date.
+reuse_objects() {	# FROM_OBJ TO_OBJ OLD_TREE NEW_TREE
+	cp -a "$1" "$2"
+	grep -rlZ --include='.*.cmd' -F "$3" "$2" | xargs -0r sed -i "s|$3|$4|g"
+	sed -i "s|$3|$4|g" "$2/Makefile" 2>/dev/null || true
+	[ -L "$2/source" ] && ln -sfn "$4" "$2/source"
+	return 0
+}

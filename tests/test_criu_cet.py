@@ -103,3 +103,16 @@ def test_patched_kernel_failed_dump_keeps_cet_state(patched, test):
 @pytest.mark.parametrize("test", ["recursion", "wrss_off", "locked", "mixed_threads"])
 def test_patched_kernel_leave_running_keeps_cet_state(patched, test):
     patched.expect_pass(f"zdtm.cet.{test}.leave-running")
+
+
+def test_owned_stack_from_regset_on_patched_kernel(patched):
+    """With the series, NT_X86_CET_USER names the stack the kernel owns: no probe."""
+    r = patched.expect_pass("cet.owned-stack")
+    assert "told by NT_X86_CET_USER" in r["detail"], r
+
+
+def test_owner_known_without_probe_on_patched_kernel(patched):
+    """The same task on the patched kernel: the regset names the owned stacks, the restore is
+    exact (no new mapping) although the probe could not have run."""
+    r = patched.expect_pass("zdtm.cet.fiber_thread_unknown.criu-cet")
+    assert "3 ss mappings, 1 after join" in r["detail"], r

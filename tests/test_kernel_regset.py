@@ -28,7 +28,8 @@ reject_short_write reject_reserved reject_unknown_cet_bits reject_wrss_without_s
 reject_wrss_without_shstk_on reject_enable_shstk reject_disable_shstk reject_ssp_unaligned
 reject_ssp_kernel reject_ssp_noncanonical reject_ssp_not_shstk reject_ssp_unmapped
 reject_ssp_zero reject_ssp_no_shstk reject_locked_wrss_off reject_locked_wrss_on
-reject_locked_shstk_off reject_unlock reject_unknown_lock coredump_note
+reject_locked_shstk_off reject_unlock write_lock_any_bits read_glibc_lock
+own_stack own_on_other_stack own_after_disable own_clone3 reject_own_change coredump_note
 """.split()
 
 # test_shadow_stack parts that must pass on both kernels (the no-uffd run

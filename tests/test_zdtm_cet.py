@@ -75,3 +75,17 @@ def test_stock_shadow_stack_baseline(zdtm_lab):
     r = zdtm_lab.get("zdtm.cet.recursion.stock-4.1.1")
     assert r["status"] == "FAIL", f"stock CRIU now passes the recursion test: {r['detail']}"
     pytest.xfail(f"stock CRIU 4.1.1: {r['detail']}")
+
+
+def test_owned_stack_from_probe_on_stock_kernel(zdtm_lab):
+    """fiber_thread is dumped on a fiber's stack: a stock kernel does not say which stack it
+    owns for the thread, the parasite's fork probe finds it."""
+    r = zdtm_lab.expect_pass("cet.owned-stack")
+    assert "fork probe" in r["detail"], r
+
+
+def test_unknown_owner_gets_new_stacks_on_stock_kernel(zdtm_lab):
+    """fiber_thread_unknown refuses clone, so the probe cannot run on a stock kernel: the restore
+    gives each thread a new stack (2 new ss mappings) and frees no memory the thread does not own."""
+    r = zdtm_lab.expect_pass("zdtm.cet.fiber_thread_unknown.criu-cet")
+    assert "5 ss mappings, 3 after join" in r["detail"], r

@@ -618,9 +618,10 @@ static int tree_state(int root, char *out, size_t len, int *pids)
 }
 
 /*
- * newss=N: drop from @after the N "ss" lines @before does not have (the
- * new stacks a restore makes when the owned ones are unknown); -1 when
- * there are not exactly N of them.
+ * newss=N: drop from @after the "ss" lines @before does not have (the new
+ * stacks a restore makes when the owned ones are unknown); -1 when there
+ * are neither none nor N of them (none: the kernel told criu-cet which
+ * stacks it owns).
  */
 static int drop_new_ss(const char *before, char *after, int n)
 {
@@ -642,7 +643,7 @@ static int drop_new_ss(const char *before, char *after, int n)
 		next = line;
 		dropped++;
 	}
-	return dropped == n ? 0 : -1;
+	return dropped == n || dropped == 0 ? 0 : -1;
 }
 
 static int count_lines(const char *s, const char *what)
@@ -977,7 +978,7 @@ check_alive:
 		}
 		tree_state(pid, after, sizeof(after), pids);
 		if (t->new_ss && drop_new_ss(before, after, t->new_ss)) {
-			snprintf(problem, sizeof(problem), "cycle %d: not %d new shadow-stack mapping(s) after restore",
+			snprintf(problem, sizeof(problem), "cycle %d: neither 0 nor %d new shadow-stack mapping(s) after restore",
 				 cycle, t->new_ss);
 			break;
 		}

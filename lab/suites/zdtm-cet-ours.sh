@@ -1,3 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
 # The ZDTM CET tests dumped and restored by criu-cet (CRIU 4.1.1 + our CET subsystem).
 zdtm_cet_run --flavour criu-cet --criu /lab/criu-cet/criu --dir /lab/zdtm/cet
+
+# How criu-cet learned which shadow stack the kernel owns for the thread
+# fiber_thread dumps on a fiber's stack: NT_X86_CET_USER, else the probe.
+log=/tmp/zdtm-cet/criu-cet/fiber_thread/img1/dump.log
+told=$(grep -a -m1 'the thread runs on another one (told by' "$log" 2>/dev/null | sed 's/.*cet: //')
+if [ -n "$told" ]; then
+	lab_pass cet.owned-stack "$told"
+else
+	lab_fail cet.owned-stack "no owned stack found in $log"
+fi

@@ -61,7 +61,9 @@ struct cet_user_regs {
 	uint64_t cet;		/* IA32_U_CET as the kernel keeps it */
 	uint64_t ssp;		/* IA32_PL3_SSP */
 	uint64_t locked;	/* the lock mask as locked: every bit, glibc sets all 64 */
-	uint64_t reserved[5];
+	uint64_t shstk_base;	/* the shadow stack the kernel frees at the thread's exit */
+	uint64_t shstk_size;	/* (both 0 on the series' v1, which had no such fields) */
+	uint64_t reserved[3];
 };
 #endif
 

@@ -67,22 +67,45 @@ bool cet_self_has_shstk(void)
 
 static int regset = -1;
 
-/* A stock kernel does not know the note (EINVAL); ours answers for any task. */
+#ifndef NT_PRSTATUS
+#define NT_PRSTATUS		1
+#endif
+/* struct user_regs_struct of a 64-bit task, as NT_PRSTATUS gives it */
+#define CET_USER_REGS64_SIZE	(27 * sizeof(unsigned long))
+
+/* A 32-bit tracee's NT_PRSTATUS is shorter: it has the 32-bit regset view. */
+static bool is_64bit_task(pid_t stopped)
+{
+	unsigned long regs[32];
+	struct iovec iov = { regs, sizeof(regs) };
+
+	return ptrace(PTRACE_GETREGSET, stopped, NT_PRSTATUS, &iov) == 0 && iov.iov_len == CET_USER_REGS64_SIZE;
+}
+
+/*
+ * A stock kernel does not know the note (EINVAL), nor does any kernel for
+ * a 32-bit tracee (its regset view has no such note): only a 64-bit task's
+ * answer says what the kernel has.  ENODEV: no user shadow stacks at all.
+ */
 bool cet_kernel_has_regset(pid_t stopped)
 {
 	struct cet_user_regs regs;
 	struct iovec iov = { &regs, sizeof(regs) };
 
-	if (regset < 0) {
-		if (ptrace(PTRACE_GETREGSET, stopped, NT_X86_CET_USER, &iov) == 0)
-			regset = 1;
-		else if (errno == EINVAL || errno == ENODEV)
-			regset = 0;
-		else {
-			pr_perror("NT_X86_CET_USER probe on %d", stopped);
-			return false;
-		}
-		pr_info("kernel NT_X86_CET_USER regset: %s\n", regset ? "yes, used" : "no, stock interfaces");
+	if (regset >= 0)
+		return regset;
+	if (ptrace(PTRACE_GETREGSET, stopped, NT_X86_CET_USER, &iov) == 0) {
+		regset = 1;
+	} else if (errno == ENODEV) {
+		regset = 0;
+	} else if (errno == EINVAL) {
+		if (!is_64bit_task(stopped))
+			return false;	/* this task cannot tell: ask the next one */
+		regset = 0;
+	} else {
+		pr_perror("NT_X86_CET_USER probe on %d", stopped);
+		return false;
 	}
+	pr_info("kernel NT_X86_CET_USER regset: %s\n", regset ? "yes, used" : "no, stock interfaces");
 	return regset;
 }

@@ -46,6 +46,7 @@
 struct cet_thread_state {
 	pid_t tid;
 	CetCoreEntry entry;
+	u64 own_base, own_size;			/* the owned stack, from NT_X86_CET_USER */
 	u32 nr_cand;				/* the parasite was asked about these */
 	u64 cand[CET_OWN_CANDIDATES][2];
 };
@@ -106,9 +107,14 @@ static int read_locked(pid_t pid, pid_t tid, u64 *locked)
 	return ret;
 }
 
-/* With criu-cet's kernel patches: features, SSP and locks in one call. */
-static int read_thread_regset(pid_t tid, CetCoreEntry *e)
+/*
+ * With criu-cet's kernel patches: features, SSP, locks and the stack the
+ * kernel owns, in one call.  (The series' first version had no owned
+ * stack: it reads as none and the parasite is asked, as on a stock kernel.)
+ */
+static int read_thread_regset(pid_t tid, struct cet_thread_state *st)
 {
+	CetCoreEntry *e = &st->entry;
 	struct cet_user_regs regs;
 	struct iovec iov = { &regs, sizeof(regs) };
 
@@ -128,21 +134,24 @@ static int read_thread_regset(pid_t tid, CetCoreEntry *e)
 	if (e->features & ARCH_SHSTK_SHSTK) {
 		e->has_ssp = true;
 		e->ssp = regs.ssp;
+		st->own_base = regs.shstk_base;
+		st->own_size = regs.shstk_size;
 	}
-	pr_info("%d: features %#" PRIx64 " locked %#" PRIx64 " ssp %#" PRIx64 " (NT_X86_CET_USER)\n", tid,
-		e->features, e->locked, regs.ssp);
+	pr_info("%d: features %#" PRIx64 " locked %#" PRIx64 " ssp %#" PRIx64 " owned %#" PRIx64 "+%#" PRIx64
+		" (NT_X86_CET_USER)\n", tid, e->features, e->locked, regs.ssp, st->own_base, st->own_size);
 	return 0;
 }
 
-static int read_thread(pid_t pid, pid_t tid, CetCoreEntry *e)
+static int read_thread(pid_t pid, pid_t tid, struct cet_thread_state *st)
 {
 	unsigned long features = 0, ssp = 0;
 	struct iovec iov = { &ssp, sizeof(ssp) };
+	CetCoreEntry *e = &st->entry;
 
 	cet_core_entry__init(e);
 	e->version = CET_IMAGE_VERSION;
 	if (cet_kernel_has_regset(tid))
-		return read_thread_regset(tid, e);
+		return read_thread_regset(tid, st);
 	if (ptrace(PTRACE_ARCH_PRCTL, tid, &features, ARCH_SHSTK_STATUS)) {
 		if (errno != EINVAL) {
 			pr_perror("%d: ARCH_SHSTK_STATUS", tid);
@@ -218,6 +227,38 @@ static bool stacks_switched(struct vm_area_list *vmas)
 	return false;
 }
 
+/*
+ * The owned stack NT_X86_CET_USER named: recorded when it is not the one
+ * SSP is on.  It must be one whole shadow-stack mapping; when it is not
+ * (the thread unmapped part of it, or it merged with a neighbour) the
+ * restore cannot give the kernel exactly that, and owns none.
+ */
+static void add_regset_owned_stack(struct cet_thread_state *st, struct vm_area_list *vmas)
+{
+	CetCoreEntry *e = &st->entry;
+	u64 end = st->own_base + st->own_size;
+	struct vma_area *vma;
+
+	if (!st->own_size)
+		return;		/* not told: the parasite is asked if need be */
+	list_for_each_entry(vma, &vmas->h, list) {
+		if (!vma_area_is(vma, VMA_AREA_SHSTK) || vma->e->start != st->own_base || vma->e->end != end)
+			continue;
+		if (e->ssp > st->own_base && e->ssp <= end)
+			return;	/* the one SSP is on: the image's default */
+		pr_info("%d: the kernel owns the shadow stack %#" PRIx64 "-%#" PRIx64
+			", the thread runs on another one (told by NT_X86_CET_USER)\n", st->tid, st->own_base, end);
+		e->has_own_start = e->has_own_end = true;
+		e->own_start = st->own_base;
+		e->own_end = end;
+		return;
+	}
+	pr_warn("%d: the shadow stack the kernel owns, %#" PRIx64 "-%#" PRIx64 ", is not one whole mapping: "
+		"the restored thread gets a new one\n", st->tid, st->own_base, end);
+	e->has_own_unknown = true;
+	e->own_unknown = true;
+}
+
 int cet_dump_task(struct pstree_item *item, struct vm_area_list *vmas)
 {
 	pid_t pid = item->pid->real;
@@ -230,13 +271,15 @@ int cet_dump_task(struct pstree_item *item, struct vm_area_list *vmas)
 	cur.nr_threads = item->nr_threads;
 	for (i = 0; i < item->nr_threads; i++) {
 		cur.threads[i].tid = item->threads[i].real;
-		if (read_thread(pid, cur.threads[i].tid, &cur.threads[i].entry))
+		if (read_thread(pid, cur.threads[i].tid, &cur.threads[i]))
 			goto err;
 	}
 	if (check_ssp_in_stacks(vmas))
 		goto err;
 	cur.vmas = vmas;
 	cur.switching = stacks_switched(vmas);
+	for (i = 0; i < item->nr_threads; i++)
+		add_regset_owned_stack(&cur.threads[i], vmas);
 	return 0;
 err:
 	pr_err("%d: cannot dump the CET state; the task is left as it was\n", pid);
@@ -275,8 +318,8 @@ void cet_dump_thread_args(pid_t tid, struct parasite_dump_thread *args)
 	u32 i;
 
 	args->cet_own_nr = 0;
-	if (!st || !st->entry.has_ssp || !cur.switching)
-		return;
+	if (!st || !st->entry.has_ssp || st->own_size || !cur.switching)
+		return;	/* no doubt, or NT_X86_CET_USER said */
 	st->nr_cand = 0;
 	list_for_each_entry(vma, &cur.vmas->h, list)
 		if (vma_area_is(vma, VMA_AREA_SHSTK) && st->entry.ssp > vma->e->start && st->entry.ssp <= vma->e->end)
@@ -324,8 +367,8 @@ static void add_owned_stack(struct cet_thread_state *st, const struct parasite_d
 		e->own_unknown = true;
 		return;
 	}
-	pr_info("%d: the kernel owns the shadow stack %#" PRIx64 "-%#" PRIx64 "%s\n", st->tid, st->cand[found][0],
-		st->cand[found][1], found ? " (the thread runs on another one)" : "");
+	pr_info("%d: the kernel owns the shadow stack %#" PRIx64 "-%#" PRIx64 "%s (told by the parasite's fork probe)\n",
+		st->tid, st->cand[found][0], st->cand[found][1], found ? ", the thread runs on another one" : "");
 	if (!found)
 		return;		/* the one SSP is on: the image's default */
 	e->has_own_start = e->has_own_end = true;
