@@ -29,6 +29,7 @@
 #define CET_OWN_NOT_DONE	(-2)	/* the probe child ended before it could look */
 #define CET_OWN_NO_FORK		(-3)	/* the fork was refused (pids limit, memory) */
 #define CET_OWN_TIMEOUT		(-4)	/* the probe child hung and was killed */
+#define CET_OWN_SKIPPED		(-5)	/* not asked: an earlier probe of the task failed */
 
 #ifndef NT_X86_SHSTK
 #define NT_X86_SHSTK		0x204

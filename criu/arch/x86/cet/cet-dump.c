@@ -48,6 +48,7 @@ struct cet_thread_state {
 	CetCoreEntry entry;
 	u64 own_base, own_size;			/* the owned stack, from NT_X86_CET_USER */
 	u32 nr_cand;				/* the parasite was asked about these */
+	bool probe_skipped;			/* it would have been, but an earlier probe failed */
 	u64 cand[CET_OWN_CANDIDATES][2];
 };
 
@@ -57,6 +58,7 @@ static struct {
 	struct cet_thread_state *threads;
 	struct vm_area_list *vmas;
 	bool switching;		/* some shadow stack holds no thread's SSP, or several */
+	bool probe_broken;	/* a probe hung or could not run: do not try again */
 } cur;
 
 static void forget_task(void)
@@ -321,6 +323,13 @@ void cet_dump_thread_args(pid_t tid, struct parasite_dump_thread *args)
 	if (!st || !st->entry.has_ssp || st->own_size || !cur.switching)
 		return;	/* no doubt, or NT_X86_CET_USER said */
 	st->nr_cand = 0;
+	/*
+	 * A task whose probe hung once (a seccomp filter that parks the child)
+	 * would cost the timeout for each of its threads: one is enough.
+	 */
+	st->probe_skipped = cur.probe_broken;
+	if (st->probe_skipped)
+		return;
 	list_for_each_entry(vma, &cur.vmas->h, list)
 		if (vma_area_is(vma, VMA_AREA_SHSTK) && st->entry.ssp > vma->e->start && st->entry.ssp <= vma->e->end)
 			add_candidate(st, vma->e);
@@ -341,6 +350,8 @@ static const char *own_probe_failure(int found)
 		return "the probe could not fork";
 	case CET_OWN_TIMEOUT:
 		return "the probe hung";
+	case CET_OWN_SKIPPED:
+		return "an earlier probe in this task failed";
 	default:
 		return "the probe failed";
 	}
@@ -358,8 +369,13 @@ static void add_owned_stack(struct cet_thread_state *st, const struct parasite_d
 	CetCoreEntry *e = &st->entry;
 	int found = ti->cet_own_found;
 
-	if (!st->nr_cand)
+	if (st->probe_skipped) {
+		found = CET_OWN_SKIPPED;
+	} else if (!st->nr_cand) {
 		return;
+	} else if (found == CET_OWN_NOT_DONE || found == CET_OWN_NO_FORK || found == CET_OWN_TIMEOUT) {
+		cur.probe_broken = true;
+	}
 	if (found < 0 || found >= (int)st->nr_cand) {
 		pr_warn("%d: cannot tell which shadow stack the kernel owns (%s): the restored thread gets a new one\n",
 			st->tid, own_probe_failure(found));
