@@ -116,3 +116,17 @@ def test_owner_known_without_probe_on_patched_kernel(patched):
     exact (no new mapping) although the probe could not have run."""
     r = patched.expect_pass("zdtm.cet.fiber_thread_unknown.criu-cet")
     assert "3 ss mappings, 1 after join" in r["detail"], r
+
+
+def test_probe_hang_is_bounded_on_stock_kernel(lab):
+    """A seccomp supervisor that never answers parks the ownership probe's child: criu kills it
+    after its timeout, probes no other thread, and the task runs on with its state."""
+    lab.expect_pass("zdtm.cet.fiber_thread_hang.probe-hang")
+    r = lab.expect_pass("cet.probe-hang")
+    assert "the probe hung" in r["detail"], r
+
+
+def test_no_probe_on_patched_kernel(patched):
+    patched.expect_pass("zdtm.cet.fiber_thread_hang.probe-hang")
+    r = patched.get("cet.probe-hang")
+    assert r["status"] == "SKIP" and "no probe ran" in r["detail"], r

@@ -32,6 +32,9 @@ static int before_checkpoint(void)
 	return 0;
 }
 #endif
+#ifndef AFTER_TEST
+#define AFTER_TEST() do { } while (0)
+#endif
 
 #define FIBER_SS_SIZE		(64UL << 10)
 #define FIBER_STACK_SIZE	(256UL << 10)
@@ -146,6 +149,7 @@ static CET_NOINLINE int run(void)
 	pthread_join(th, NULL);
 	bad |= cet_thread_state_cmp(&on_fiber_before, &on_fiber_after, "thread on the fiber");
 	bad |= check_left_memory();
+	AFTER_TEST();
 	if (cet_ss_maps(&joined))
 		return 1;
 	if (joined.nr != 1 + after.nr - before.nr)

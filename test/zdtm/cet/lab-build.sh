@@ -18,10 +18,10 @@ rsync -rc --exclude='*.o' --exclude='*.d' --exclude='*.pid' --exclude='*.out*' \
 make -C "$zdtm/cet" -j2 CET_STATIC=1 all > "$out/build.log" 2>&1 ||
 	{ grep -E 'error|Error|warning' "$out/build.log" | head -20; echo "lab-build: tests failed to build ($out/build.log)" >&2; exit 1; }
 rm -rf "$out/stage" && mkdir -p "$out/stage"
-tests=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$here/lab.list" | awk '{ print $1 }')
+tests=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$here/lab.list" "$here/extra.list" | awk '{ print $1 }')
 for t in $tests; do
-	[ -x "$zdtm/cet/$t" ] || { echo "lab-build: $t is listed in lab.list but was not built" >&2; exit 1; }
+	[ -x "$zdtm/cet/$t" ] || { echo "lab-build: $t is listed in lab.list or extra.list but was not built" >&2; exit 1; }
 	cp "$zdtm/cet/$t" "$out/stage/"
 done
-cp "$here/lab.list" "$out/stage/"
+cp "$here/lab.list" "$here/extra.list" "$out/stage/"
 echo "[lab-build] $(echo $tests | wc -w) ZDTM CET tests -> $out/stage"
