@@ -317,13 +317,15 @@ static int fresh_stack_placed(struct cet_rst_thread *t, long enable_ret, unsigne
 int cet_rst_place_end(struct cet_rst_thread *t, long enable_ret, unsigned long ssp)
 {
 	struct cet_rst_stack *s;
+	bool placed;
 	int ret;
 	u32 i;
 
 	if (t->own < 0)
 		return fresh_stack_placed(t, enable_ret, ssp);
 	s = own_stack(t);
-	if (!enable_ret && ssp != s->end) {
+	placed = !enable_ret && ssp == s->end;
+	if (!enable_ret && !placed) {
 		/* the reason first: log readers show the first error lines */
 		pr_err("cet: %ld: the kernel put the shadow stack at top %lx, not %llx; the gaps were filled so:\n",
 		       sys_gettid(), ssp, (unsigned long long)s->end);
@@ -331,12 +333,12 @@ int cet_rst_place_end(struct cet_rst_thread *t, long enable_ret, unsigned long s
 			pr_info("cet: filler %llx-%llx\n", (unsigned long long)t->proc->fillers[i][0],
 				(unsigned long long)t->proc->fillers[i][1]);
 	}
-	if (enable_ret || ssp != s->end)
-		drop_fillers(t->proc);
-	else
+	if (placed)
 		stack_placed(t->proc);
+	else
+		drop_fillers(t->proc);
 	ret = place_done(t, enable_ret);
-	if (enable_ret || ssp != s->end)
+	if (!placed)
 		return -1;
 	pr_info("cet: %ld: shadow stack %llx-%llx is back, kernel-owned\n", sys_gettid(),
 		(unsigned long long)s->start, (unsigned long long)s->end);
@@ -507,7 +509,6 @@ static int make_unowned_stack(struct cet_rst_thread *t, struct cet_rst_stack *s)
 
 	release_stack(s);
 	ret = sys_map_shadow_stack(s->start, s->end - s->start, 0);
-
 	if (ret != (long)s->start) {
 		pr_err("cet: cannot map shadow stack at %llx: %ld\n", (unsigned long long)s->start, ret);
 		if (ret > 0)

@@ -82,7 +82,7 @@ static const char *expect_restore_error;
 struct test {
 	char name[64];
 	int cycles, usr2, plain;
-	int new_ss;	/* newss=N: restore adds N shadow-stack mappings (kernel-made, by design) */
+	int new_ss;	/* newss=N: restore may add N shadow-stack mappings (kernel-made, by design) */
 };
 
 /* ---- small helpers ---- */

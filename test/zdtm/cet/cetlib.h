@@ -200,6 +200,44 @@ static inline int cet_fiber_init(struct cet_fiber *f, unsigned long ss_size, uns
 }
 #endif /* CET_FIBERS */
 
+#ifdef CET_CLONE_FILTER
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+
+#ifndef __NR_clone3
+#define __NR_clone3 435
+#endif
+#ifndef SECCOMP_FILTER_FLAG_TSYNC_ESRCH
+#define SECCOMP_FILTER_FLAG_TSYNC_ESRCH (1UL << 4)
+#endif
+
+/*
+ * A seccomp filter for every thread of the process: clone gets
+ * @clone_action, clone3 ENOSYS (so that libc falls back to clone), the rest
+ * is allowed.  @flags are added to SECCOMP_FILTER_FLAG_TSYNC.  What
+ * seccomp() answers (a listener fd with SECCOMP_FILTER_FLAG_NEW_LISTENER),
+ * or -1 with errno.
+ */
+static inline int cet_filter_clone(unsigned int clone_action, unsigned long flags)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, clone_action),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(code) / sizeof(code[0]), .filter = code };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	return syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC | flags, &prog);
+}
+#endif /* CET_CLONE_FILTER */
+
 /*
  * The calling thread's whole lock mask.  /proc names the SHSTK and WRSS
  * bits; for the others the kernel answers ARCH_SHSTK_ENABLE of a single

@@ -9,23 +9,12 @@
  * no other thread of the task, and leave the task as it was.  Without C/R
  * it is fiber_thread.
  */
-#include <stddef.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <sys/syscall.h>
 
-#include "zdtmtst.h"
-
-#ifndef __NR_clone3
-#define __NR_clone3		435
-#endif
-#ifndef SECCOMP_FILTER_FLAG_TSYNC_ESRCH
-#define SECCOMP_FILTER_FLAG_TSYNC_ESRCH	(1UL << 4)
-#endif
+#define CET_CLONE_FILTER
+#define CET_FIBERS
+#include "cetlib.h"
 
 const char *test_doc = "fiber_thread with a seccomp supervisor that never answers clone";
 const char *test_author = "criu-cet";
@@ -92,25 +81,13 @@ static int send_fd(int sk, int fd)
 
 static int before_checkpoint(void)
 {
-	struct sock_filter code[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = { .len = sizeof(code) / sizeof(code[0]), .filter = code };
 	int sk, listener;
 
 	/* fork before the filter: afterwards every clone parks */
 	if (start_supervisor(&sk))
 		return 1;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-		return pr_perror("PR_SET_NO_NEW_PRIVS");
-	listener = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER,
-			   SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_TSYNC |
-			   SECCOMP_FILTER_FLAG_TSYNC_ESRCH, &prog);
+	listener = cet_filter_clone(SECCOMP_RET_USER_NOTIF,
+				    SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_TSYNC_ESRCH);
 	if (listener < 0)
 		return pr_perror("seccomp with a listener");
 	if (send_fd(sk, listener))

@@ -180,6 +180,20 @@ static int read_thread(pid_t pid, pid_t tid, struct cet_thread_state *st)
 	return 0;
 }
 
+/*
+ * SSP points at the last entry pushed, so a stack [start, end) holds SSPs
+ * from just above start (full) up to end (empty).
+ */
+static bool ssp_on(const CetCoreEntry *e, u64 start, u64 end)
+{
+	return e->has_ssp && e->ssp > start && e->ssp <= end;
+}
+
+static bool ssp_on_stack(const CetCoreEntry *e, const struct vma_area *vma)
+{
+	return vma_area_is(vma, VMA_AREA_SHSTK) && ssp_on(e, vma->e->start, vma->e->end);
+}
+
 /* Each thread's SSP must be in a shadow-stack mapping, or we could not put it back. */
 static int check_ssp_in_stacks(struct vm_area_list *vmas)
 {
@@ -193,7 +207,7 @@ static int check_ssp_in_stacks(struct vm_area_list *vmas)
 		if (!e->has_ssp)
 			continue;
 		list_for_each_entry(vma, &vmas->h, list)
-			if (vma_area_is(vma, VMA_AREA_SHSTK) && e->ssp > vma->e->start && e->ssp <= vma->e->end)
+			if (ssp_on_stack(e, vma))
 				found = true;
 		if (!found || e->ssp % 8) {
 			pr_err("%d: SSP %#" PRIx64 " is in no shadow-stack mapping\n", cur.threads[i].tid, e->ssp);
@@ -208,7 +222,7 @@ static int nr_ssp_in(u64 start, u64 end)
 	int i, n = 0;
 
 	for (i = 0; i < cur.nr_threads; i++)
-		if (cur.threads[i].entry.has_ssp && cur.threads[i].entry.ssp > start && cur.threads[i].entry.ssp <= end)
+		if (ssp_on(&cur.threads[i].entry, start, end))
 			n++;
 	return n;
 }
@@ -246,7 +260,7 @@ static void add_regset_owned_stack(struct cet_thread_state *st, struct vm_area_l
 	list_for_each_entry(vma, &vmas->h, list) {
 		if (!vma_area_is(vma, VMA_AREA_SHSTK) || vma->e->start != st->own_base || vma->e->end != end)
 			continue;
-		if (e->ssp > st->own_base && e->ssp <= end)
+		if (ssp_on(e, st->own_base, end))
 			return;	/* the one SSP is on: the image's default */
 		pr_info("%d: the kernel owns the shadow stack %#" PRIx64 "-%#" PRIx64
 			", the thread runs on another one (told by NT_X86_CET_USER)\n", st->tid, st->own_base, end);
@@ -331,7 +345,7 @@ void cet_dump_thread_args(pid_t tid, struct parasite_dump_thread *args)
 	if (st->probe_skipped)
 		return;
 	list_for_each_entry(vma, &cur.vmas->h, list)
-		if (vma_area_is(vma, VMA_AREA_SHSTK) && st->entry.ssp > vma->e->start && st->entry.ssp <= vma->e->end)
+		if (ssp_on_stack(&st->entry, vma))
 			add_candidate(st, vma->e);
 	list_for_each_entry(vma, &cur.vmas->h, list)
 		if (vma_area_is(vma, VMA_AREA_SHSTK) && !nr_ssp_in(vma->e->start, vma->e->end))

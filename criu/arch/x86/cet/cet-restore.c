@@ -157,6 +157,12 @@ static int owned_stack(const struct cet_rst_proc *p, const struct cet_rst_stack 
 	return on;
 }
 
+/* A stack the kernel may own for a thread: no other thread's, at most 4 GiB. */
+static bool can_be_owned(const struct cet_rst_stack *stacks, int s)
+{
+	return s >= 0 && stacks[s].owner < 0 && stacks[s].end - stacks[s].start <= CET_MAX_OWN_STACK_SIZE;
+}
+
 /*
  * A thread may run on a stack no thread owns (a fiber's) but not on
  * another thread's own: that one is only made when its owner gets to it.
@@ -206,13 +212,12 @@ static int fill_threads(struct pstree_item *item, struct cet_rst_proc *p, struct
 		}
 		t->cur = s;
 		t->own = owned_stack(p, stacks, e, s);
-		if (e->has_own_start && (t->own < 0 || stacks[t->own].owner >= 0 ||
-					 stacks[t->own].end - stacks[t->own].start > CET_MAX_OWN_STACK_SIZE)) {
+		if (e->has_own_start && !can_be_owned(stacks, t->own)) {
 			pr_err("%d: its own shadow stack %#" PRIx64 "-%#" PRIx64 " is not a shadow stack of its own in the image\n",
 			       item->threads[i].ns[0].virt, e->own_start, e->own_end);
 			return -1;
 		}
-		if (t->own == s && (stacks[s].owner >= 0 || stacks[s].end - stacks[s].start > CET_MAX_OWN_STACK_SIZE)) {
+		if (t->own == s && !can_be_owned(stacks, s)) {
 			pr_err("%d: SSP %#" PRIx64 " is not on a shadow stack of its own in the image\n",
 			       item->threads[i].ns[0].virt, e->ssp);
 			return -1;
@@ -228,7 +233,6 @@ static int fill_threads(struct pstree_item *item, struct cet_rst_proc *p, struct
 	}
 	return 0;
 }
-
 
 /*
  * Every gap of the address space gets a filler while stacks are placed:
