@@ -2,22 +2,29 @@
 # SPDX-License-Identifier: GPL-2.0
 """make bench: checkpoint/restore cost of shadow stacks, in guest time.
 
-    bench.py --run              boot the lab (suite bench) and report
+    bench.py --run              build CRIU 4.2.1 if it can be had, boot the lab
+                                (suite bench) and report
     bench.py RESULTS.json       report on what run.py --json already wrote
 
 The guest suite (lab/suites/bench.sh) prints one line per measurement,
 "@@LAB INFO bench.<scenario>.<criu>.<rep> key=value ... [why=text]"; rep 0
-is a warm-up.  This takes the median over the reps of each figure, prints a
-table (scenario x CRIU), the growth of criu-cet's restore time with the
-shadow-stack depth and a verdict on its linearity, and last the line
+is a warm-up.  This takes the median over the reps of each figure and prints
+a table (scenario x CRIU: criu-cet, stock 4.1.1, CRIU 4.2.1), the cost of a
+MiB of shadow stack next to a MiB of ordinary memory (time and criu's peak
+RSS), the growth with the used depth and with the number of threads (and
+verdicts on their linearity), and last the line
 
-    bench: cet-overhead dump X.XX restore Y.YY; vs-stock dump A.AA restore B.BB
+    bench: cet-overhead dump X restore Y; vs-stock dump A restore B; vs-4.2.1 restore C; ss-per-byte D; rss-overhead E MiB
 
-cet-overhead is shstk / plain with criu-cet, vs-stock is criu-cet / stock on
-plain.  "restore" there is restore+run: until `criu restore -d` has returned
-and the restored task has run again.  The targets (cet-overhead <= 1.05,
-vs-stock <= 1.00) are figures, not tests: missing them does not change the
-exit status, which is non-zero only when the lab run broke or a criu-cet
+cet-overhead: shstk / plain with criu-cet.  vs-stock: criu-cet / stock 4.1.1
+on plain.  vs-4.2.1: criu-cet / CRIU 4.2.1 on the shadow-stack scenarios
+(geometric mean).  ss-per-byte: what a MiB of used shadow stack adds to dump
++ restore time over what a MiB of dirty heap adds.  rss-overhead: the most a
+shadow stack (1, 8, 64 MiB used, or a sparse 4 GiB one) adds to criu's peak
+RSS over the same process with ordinary memory instead.  "restore" is
+restore+run: until `criu restore -d` has returned and the restored task has
+run again.  The targets are figures, not tests: missing them does not change
+the exit status, which is non-zero only when the lab run broke or a criu-cet
 measurement failed (dump, restore, or the task's check after restore).
 """
 
@@ -28,22 +35,29 @@ import subprocess
 import sys
 from collections import namedtuple
 
+from compare import upstream_overlay
+
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
 PREFIX = "bench."
 OURS = "criu-cet"
 STOCK = "stock"
-CRIUS = (OURS, STOCK)
-CRIU_LABEL = {OURS: "criu-cet", STOCK: "stock-4.1.1"}
+UPSTREAM = "criu-4.2.1"
+CRIUS = (OURS, STOCK, UPSTREAM)
+CRIU_LABEL = {OURS: "criu-cet", STOCK: "stock-4.1.1", UPSTREAM: "criu-4.2.1"}
 SCENARIOS = ("plain", "shstk", "deep", "threads")
+SS_SCENARIOS = ("shstk", "deep", "threads")
 SCENARIO_LABEL = {
     "plain": "(a) plain",
     "shstk": "(b) shstk",
     "deep": "(c) deep",
     "threads": "(d) 16 threads",
 }
-TARGET_OVERHEAD = 1.05
+TARGET_OVERHEAD = 1.02
 TARGET_VS_STOCK = 1.00
+TARGET_VS_UPSTREAM = 0.60
+TARGET_SS_PER_BYTE = 1.00
+TARGET_RSS_MIB = 1.0
 # linearity verdict: how well a line must fit, and how small the depth-0
 # shadow-stack cost must stay next to copying the whole mapping
 MIN_R2 = 0.98
@@ -56,10 +70,11 @@ def split_key(key):
     """'bench.<scenario>.<criu>.<rep>' -> (scenario, criu, rep); None otherwise."""
     if not key.startswith(PREFIX):
         return None
-    parts = key[len(PREFIX):].split(".")
-    if len(parts) != 3 or not parts[0] or not parts[1] or not parts[2].isdigit():
+    scen, _, rest = key[len(PREFIX):].partition(".")
+    criu, _, rep = rest.rpartition(".")     # a CRIU's name may have dots (criu-4.2.1)
+    if not scen or not criu or not rep.isdigit():
         return None
-    return parts[0], parts[1], int(parts[2])
+    return scen, criu, int(rep)
 
 
 def parse_fields(text):
@@ -189,18 +204,154 @@ def ratio(num, den):
     return num / den
 
 
+def upstream_ratios(summ):
+    """{scenario: criu-cet / CRIU 4.2.1 restore+run} on the shadow-stack
+    scenarios where both tasks ran again after the restore."""
+    out = {}
+    for scen in SS_SCENARIOS:
+        ours, up = summ.get((scen, OURS)), summ.get((scen, UPSTREAM))
+        if ours and up:
+            r = ratio(ours.live_s, up.live_s)
+            if r is not None:
+                out[scen] = r
+    return out
+
+
+def geomean(values):
+    values = [v for v in values if v and v > 0]
+    if not values:
+        return None
+    prod = 1.0
+    for v in values:
+        prod *= v
+    return prod ** (1.0 / len(values))
+
+
 def ratios(summ):
-    """The four ratios of the last line (None where a figure is missing)."""
+    """The ratios of the last line (None where a figure is missing)."""
     def get(scen, criu, attr):
         s = summ.get((scen, criu))
         return getattr(s, attr) if s else None
 
+    cost = byte_costs(summ)
     return {
         "overhead_dump": ratio(get("shstk", OURS, "dump_s"), get("plain", OURS, "dump_s")),
         "overhead_restore": ratio(get("shstk", OURS, "live_s"), get("plain", OURS, "live_s")),
         "vs_stock_dump": ratio(get("plain", OURS, "dump_s"), get("plain", STOCK, "dump_s")),
         "vs_stock_restore": ratio(get("plain", OURS, "live_s"), get("plain", STOCK, "live_s")),
+        "vs_upstream_restore": geomean(upstream_ratios(summ).values()),
+        "ss_per_byte": cost["ratio"],
+        "rss_overhead_mib": rss_overhead_mib(summ),
     }
+
+
+# --- the cost of a byte: ss-N (N MiB of used shadow stack) and anon-N (N MiB
+# more dirty heap) of the same process, ss-0 the common base
+
+def size_points(summ, kind):
+    """[(MiB, Summary)] of criu-cet for kind "ss" or "anon", ss-0 as 0 MiB of both."""
+    pts = []
+    for (scen, criu), s in summ.items():
+        if criu != OURS:
+            continue
+        name, dash, n = scen.partition("-")
+        if dash and n.isdigit() and (name == kind or scen == "ss-0"):
+            pts.append((int(n), s))
+    return sorted(pts, key=lambda p: p[0])
+
+
+def slope(points, attr):
+    """Seconds per MiB of one figure (least squares), None under 2 sizes."""
+    pts = [(n, getattr(s, attr)) for n, s in points if getattr(s, attr) is not None]
+    if len(pts) < 2 or len({n for n, _ in pts}) < 2:
+        return None
+    return linear_fit([p[0] for p in pts], [p[1] for p in pts])[1]
+
+
+def byte_costs(summ):
+    """Per-MiB dump and restore+run cost of each kind, and the ratio of the
+    shadow stack's dump + restore cost to ordinary memory's."""
+    ss, anon = size_points(summ, "ss"), size_points(summ, "anon")
+    c = {"ss_dump": slope(ss, "dump_s"), "ss_restore": slope(ss, "live_s"),
+         "anon_dump": slope(anon, "dump_s"), "anon_restore": slope(anon, "live_s")}
+    known = None not in c.values()
+    c["ratio"] = ratio(c["ss_dump"] + c["ss_restore"],
+                       c["anon_dump"] + c["anon_restore"]) if known else None
+    return c
+
+
+def rss_overhead_mib(summ):
+    """The most a shadow stack adds to criu's peak RSS (dump or restore): each
+    ss-N against anon-N, the sparse 4 GiB stack against ss-0."""
+    pairs = [(s, a) for (n, s) in size_points(summ, "ss") if n
+             for (m, a) in size_points(summ, "anon") if m == n]
+    sparse, base = summ.get(("sparse", OURS)), summ.get(("ss-0", OURS))
+    if sparse and base:
+        pairs.append((sparse, base))
+    diffs = []
+    for s, a in pairs:
+        for attr in ("dump_rss_kb", "restore_rss_kb"):
+            x, y = getattr(s, attr), getattr(a, attr)
+            if x is not None and y is not None:
+                diffs.append((x - y) / 1024)
+    return max(diffs) if diffs else None
+
+
+def byte_table(summ):
+    header = ["MiB", "ss dump s", "anon dump s", "ss restore+run s", "anon restore+run s",
+              "ss dump RSS MiB", "anon dump RSS MiB", "ss restore RSS MiB", "anon restore RSS MiB"]
+    ss, anon = dict(size_points(summ, "ss")), dict(size_points(summ, "anon"))
+    rows = []
+    for n in sorted(set(ss) | set(anon)):
+        a, b = ss.get(n), anon.get(n)
+        g = lambda x, attr: None if x is None else getattr(x, attr)    # noqa: E731
+        rows.append([str(n), fmt_s(g(a, "dump_s")), fmt_s(g(b, "dump_s")),
+                     fmt_s(g(a, "live_s")), fmt_s(g(b, "live_s")),
+                     fmt_mib(g(a, "dump_rss_kb")), fmt_mib(g(b, "dump_rss_kb")),
+                     fmt_mib(g(a, "restore_rss_kb")), fmt_mib(g(b, "restore_rss_kb"))])
+    sp = summ.get(("sparse", OURS))
+    if sp:
+        rows.append(["sparse 4G", fmt_s(sp.dump_s), "", fmt_s(sp.live_s), "",
+                     fmt_mib(sp.dump_rss_kb), "", fmt_mib(sp.restore_rss_kb), ""])
+    return render(rows, header, left=(0,))
+
+
+def fmt_ms(v):
+    return "n/a" if v is None else f"{v * 1e3:.1f} ms"
+
+
+# --- the cost of a thread: threads-N, N threads on shadow stacks
+
+def thread_points(summ):
+    pts = []
+    for (scen, criu), s in summ.items():
+        name, dash, n = scen.partition("-")
+        if criu == OURS and name == "threads" and dash and n.isdigit():
+            pts.append((int(n), s))
+    return sorted(pts, key=lambda p: p[0])
+
+
+def thread_verdict(points):
+    """One line per figure: is criu-cet's time linear in the number of threads?"""
+    lines = []
+    for attr, what in (("dump_s", "dump"), ("live_s", "restore+run")):
+        pts = [(n, getattr(s, attr)) for n, s in points if getattr(s, attr) is not None]
+        if len(pts) < 3:
+            lines.append(f"threads: {what} verdict n/a (fewer than 3 thread counts measured)")
+            continue
+        a, b, r2 = linear_fit([p[0] for p in pts], [p[1] for p in pts])
+        text = (f"threads: {what} = {a:.3f} s + {b * 1e3:.2f} ms per thread "
+                f"(R^2 {r2:.3f}, {len(pts)} counts {pts[0][0]}..{pts[-1][0]})")
+        lines.append(text + ("; verdict: linear in threads" if b > 0 and r2 >= MIN_R2
+                             else "; verdict: NOT linear in threads"))
+    return lines
+
+
+def thread_table(points):
+    header = ["threads", "dump s", "restore s", "restore+run s", "dump RSS MiB", "after restore"]
+    rows = [[str(n), fmt_s(s.dump_s), fmt_s(s.restore_s), fmt_s(s.live_s),
+             fmt_mib(s.dump_rss_kb), status_text(s)] for n, s in points]
+    return render(rows, header, left=())
 
 
 def target_state(v, target):
@@ -215,10 +366,14 @@ def fmt_ratio(r):
 
 
 def last_line(r):
+    rss = r.get("rss_overhead_mib")
     return (f"bench: cet-overhead dump {fmt_ratio(r['overhead_dump'])} "
             f"restore {fmt_ratio(r['overhead_restore'])}; "
             f"vs-stock dump {fmt_ratio(r['vs_stock_dump'])} "
-            f"restore {fmt_ratio(r['vs_stock_restore'])}")
+            f"restore {fmt_ratio(r['vs_stock_restore'])}; "
+            f"vs-4.2.1 restore {fmt_ratio(r.get('vs_upstream_restore'))}; "
+            f"ss-per-byte {fmt_ratio(r.get('ss_per_byte'))}; "
+            f"rss-overhead {'n/a' if rss is None else f'{rss:.2f}'} MiB")
 
 
 def fmt_s(v, mark=""):
@@ -283,12 +438,15 @@ def table(summ, note_width=70):
 
 
 def depth_points(summ):
-    """criu-cet, one shadow stack at several depths: [(frames, Summary)] by depth."""
+    """criu-cet, one shadow stack at several depths: [(frames, Summary)] by
+    depth; the ss-N series (one stack limit for all) when there is one."""
+    series = [k for k in summ if k[1] == OURS and k[0].startswith("ss-")]
     pts = []
     for (scen, criu), s in summ.items():
         if criu != OURS or s.frames is None:
             continue
-        if scen in ("shstk", "deep") or scen.startswith("depth-"):
+        if (scen.startswith("ss-") if series else
+                scen in ("shstk", "deep") or scen.startswith("depth-")):
             pts.append((int(s.frames), s))
     return sorted(pts, key=lambda p: p[0])
 
@@ -384,6 +542,34 @@ def report(run, out=sys.stdout):
             p(line)
     p(depth_verdict(points, plain_live))
     p()
+    cost = byte_costs(summ)
+    if size_points(summ, "ss") or size_points(summ, "anon"):
+        p("criu-cet: a MiB of used shadow stack (ss) against a MiB of dirty heap (anon), "
+          "same process and stack limit:")
+        for line in byte_table(summ):
+            p(line)
+        p(f"per MiB: shadow stack dump {fmt_ms(cost['ss_dump'])}, restore+run "
+          f"{fmt_ms(cost['ss_restore'])}; ordinary memory dump {fmt_ms(cost['anon_dump'])}, "
+          f"restore+run {fmt_ms(cost['anon_restore'])}; dump ratio "
+          f"{fmt_ratio(ratio(cost['ss_dump'], cost['anon_dump']))}, restore ratio "
+          f"{fmt_ratio(ratio(cost['ss_restore'], cost['anon_restore']))}")
+        p()
+    threads = thread_points(summ)
+    if threads:
+        p("criu-cet against the number of threads (each on its own shadow stack):")
+        for line in thread_table(threads):
+            p(line)
+        for line in thread_verdict(threads):
+            p(line)
+        p()
+    up = upstream_ratios(summ)
+    if any(k[1] == UPSTREAM for k in summ):
+        p("criu-cet / CRIU 4.2.1, restore+run: " + (", ".join(
+            f"{scen} {v:.2f}" for scen, v in up.items()) or
+            "n/a (no shadow-stack scenario ran again after both restores)"))
+    else:
+        p(f"CRIU 4.2.1: {meta.get('upstream', 'not in this run')}")
+    p()
     bad = failures(samples)
     for s in bad:
         f = s.fields
@@ -398,7 +584,10 @@ def report(run, out=sys.stdout):
     for name, key, target in (("cet-overhead dump", "overhead_dump", TARGET_OVERHEAD),
                               ("cet-overhead restore", "overhead_restore", TARGET_OVERHEAD),
                               ("vs-stock dump", "vs_stock_dump", TARGET_VS_STOCK),
-                              ("vs-stock restore", "vs_stock_restore", TARGET_VS_STOCK)):
+                              ("vs-stock restore", "vs_stock_restore", TARGET_VS_STOCK),
+                              ("vs-4.2.1 restore", "vs_upstream_restore", TARGET_VS_UPSTREAM),
+                              ("ss-per-byte", "ss_per_byte", TARGET_SS_PER_BYTE),
+                              ("rss-overhead MiB", "rss_overhead_mib", TARGET_RSS_MIB)):
         v = r[key]
         p(f"target: {name} {fmt_ratio(v)}{'' if v is None else f' ({v:.3f})'} "
           f"<= {target:.2f}: {target_state(v, target)}")
@@ -406,20 +595,27 @@ def report(run, out=sys.stdout):
     return 1 if broken or bad or not samples else 0
 
 
-def run_lab(kernel):
+def run_lab(kernel, upstream=True):
     out = os.path.join(BUILD, "lab-results", "bench")
     os.makedirs(out, exist_ok=True)
     js = os.path.join(out, "results.json")
     if os.path.exists(js):
         os.unlink(js)
+    overlay, why = upstream_overlay() if upstream else (None, "left out (--no-upstream)")
     print(f"bench: booting the lab for suite bench (serial log in {out})", flush=True)
-    subprocess.run([sys.executable, os.path.join(TOP, "lab", "run.py"), "--suites", "bench",
-                    "--kernel", kernel, "--json", js, "--keep", out, "--timeout", "600"],
-                   capture_output=True, text=True)
+    cmd = [sys.executable, os.path.join(TOP, "lab", "run.py"), "--suites", "bench",
+           "--kernel", kernel, "--json", js, "--keep", out, "--timeout", "3000"]
+    if overlay:
+        cmd += ["--overlay", overlay]
+    subprocess.run(cmd, capture_output=True, text=True)
     if not os.path.exists(js):
         raise SystemExit("bench: the lab run produced no results")
     with open(js) as f:
-        return json.load(f)
+        run = json.load(f)
+    if why:
+        run.setdefault("info", {})["bench.meta"] = \
+            run.get("info", {}).get("bench.meta", "") + f" upstream=unavailable: {why}"
+    return run
 
 
 def main(argv):
@@ -427,11 +623,12 @@ def main(argv):
     ap.add_argument("json", nargs="?", help="results written by run.py --json")
     ap.add_argument("--run", action="store_true", help="boot the lab and run the bench suite")
     ap.add_argument("--kernel", default="stock", choices=["stock", "patched"])
+    ap.add_argument("--no-upstream", action="store_true", help="leave CRIU 4.2.1 out")
     args = ap.parse_args(argv)
     if args.run == bool(args.json):
         ap.error("give --run or one results file")
     if args.run:
-        run = run_lab(args.kernel)
+        run = run_lab(args.kernel, not args.no_upstream)
     else:
         with open(args.json) as f:
             run = json.load(f)

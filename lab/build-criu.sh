@@ -1,26 +1,29 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Build CRIU 4.1.1 from Debian's orig tarball, in two flavours:
-#   stock:    unmodified, the reference every comparison is made against
-#   criu-cet: the same tree plus our overlay (criu/, images/) and the hook
+# Build CRIU from Debian's orig tarballs, in three flavours:
+#   stock:    4.1.1 unmodified, the reference every comparison is made against
+#   cet:      the same tree plus our overlay (criu/, images/) and the hook
 #             patches in patches/criu/
+#   4.2.1:    CRIU 4.2.1 unmodified (pin criu42), the best upstream, only for
+#             make compare and make bench (make test never needs it)
 # Result: build/criu-<flavour>/criu (and the tree it was built in).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 flavour=${1:-stock}
 case $flavour in
-stock | cet) ;;
-*) die "unknown flavour '$flavour' (stock or cet)" ;;
+stock | cet) pin=criu ;;
+4.2.1) pin=criu42 ;;
+*) die "unknown flavour '$flavour' (stock, cet or 4.2.1)" ;;
 esac
 tree=$BUILD/criu-$flavour/src
 stamp=$BUILD/criu-$flavour/.stamp
 # Inputs that require a fresh tree (the overlay is re-synced on every build).
-inputs=$(key -s "$(pin_sha criu)" -s "$flavour" "$0" $( [ "$flavour" = cet ] && ls "$TOP"/patches/criu/*.patch 2>/dev/null))
+inputs=$(key -s "$(pin_sha $pin)" -s "$flavour" "$0" $( [ "$flavour" = cet ] && ls "$TOP"/patches/criu/*.patch 2>/dev/null))
 
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$inputs" ]; then
-	tarball=$(fetch criu)
-	say "unpacking CRIU 4.1.1 ($flavour)"
+	tarball=$(fetch $pin)
+	say "unpacking $(basename "$tarball") ($flavour)"
 	rm -rf "$tree" && mkdir -p "$tree"
 	tar -xf "$tarball" -C "$tree" --strip-components=1
 	if [ "$flavour" = cet ]; then

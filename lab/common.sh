@@ -44,3 +44,27 @@ reuse_objects() {	# FROM_OBJ TO_OBJ OLD_TREE NEW_TREE
 	[ -L "$2/source" ] && ln -sfn "$4" "$2/source"
 	return 0
 }
+
+# stage_criu ROOT FLAVOUR_DIR: put FLAVOUR_DIR/criu at ROOT/lab/<flavour>/criu
+# with every shared library ldd names, as the guest loads them
+stage_criu() {
+	local root=$1 dir=$2 flavour lib
+	flavour=$(basename "$dir")
+	[ -x "$dir/criu" ] || die "$dir/criu is missing"
+	mkdir -p "$root/lab/$flavour"
+	cp "$dir/criu" "$root/lab/$flavour/criu"
+	ldd "$dir/criu" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' | while read -r lib; do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -Ln "$lib" "$root$lib"
+	done
+}
+
+# strip_guest ROOT: debug info is of no use in the guest and every MiB costs
+# boot time in the emulator (the kernel unpacks the initramfs instruction by
+# instruction)
+strip_guest() {
+	find "$1/lab" "$1/lib" "$1/lib64" -type f 2>/dev/null | while read -r f; do
+		file -b "$f" | grep -q '^ELF' && strip --strip-debug "$f"
+	done
+	return 0
+}

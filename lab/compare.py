@@ -1,15 +1,18 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""Side by side: every ZDTM CET test with criu-cet and with stock CRIU 4.1.1.
+"""Side by side: every ZDTM CET test with criu-cet, stock CRIU 4.1.1 and CRIU 4.2.1.
 
-    compare.py --run            boot the lab (suites zdtm-cet-ours,zdtm-cet-stock)
+    compare.py --run            build CRIU 4.2.1 if it can be had, boot the lab
+                                (suites zdtm-cet-ours,zdtm-cet-stock,zdtm-cet-4.2.1)
     compare.py RESULTS.json...  tabulate results run.py --json already wrote
 
 The guest runner prints one line per test and CRIU,
 "@@LAB PASS|FAIL|SKIP zdtm.cet.<test>.<flavour> <detail>".  This prints a row
 per test and a column per CRIU (PASS, FAIL: first error, SKIP: why), then
-"compare: criu-cet N/M, stock-4.1.1 K/M", and exits non-zero when a test does
-not pass with criu-cet (FAIL, or no result at all) or the lab run broke.
+"compare: criu-cet N/M, stock-4.1.1 K/M, criu-4.2.1 J/M", and exits non-zero
+when a test does not pass with criu-cet (FAIL, or no result at all) or the lab
+run broke.  CRIU 4.2.1 is optional: when its pin cannot be fetched or built
+its column says "unavailable" and why, and nothing else changes.
 """
 
 import argparse
@@ -23,8 +26,10 @@ BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
 PREFIX = "zdtm.cet."
 OURS = "criu-cet"
 STOCK = "stock-4.1.1"
+UPSTREAM = "criu-4.2.1"
 COLUMNS = (OURS, STOCK)
 SUITES = "zdtm-cet-ours,zdtm-cet-stock"
+UPSTREAM_SUITE = "zdtm-cet-4.2.1"
 
 
 def split_name(name):
@@ -80,10 +85,22 @@ def passed(order, cells, flavour):
     return sum(1 for t in order if (cells.get((t, flavour)) or ("",))[0] == "PASS")
 
 
-def summary(order, cells):
+def summary(order, cells, columns=COLUMNS, unavailable=None):
     m = len(order)
-    return (f"compare: {OURS} {passed(order, cells, OURS)}/{m}, "
-            f"{STOCK} {passed(order, cells, STOCK)}/{m}")
+    parts = []
+    for c in columns:
+        if c == UPSTREAM and unavailable:
+            parts.append(f"{c} unavailable")
+        else:
+            parts.append(f"{c} {passed(order, cells, c)}/{m}")
+    return "compare: " + ", ".join(parts)
+
+
+def columns_for(order, cells, unavailable=None):
+    """criu-cet and stock always; 4.2.1 when it ran or was asked for and missing."""
+    if unavailable or any(f == UPSTREAM for (_, f) in cells):
+        return COLUMNS + (UPSTREAM,)
+    return COLUMNS
 
 
 def ours_failures(order, cells):
@@ -91,35 +108,55 @@ def ours_failures(order, cells):
     return [t for t in order if (cells.get((t, OURS)) or ("FAIL",))[0] == "FAIL"]
 
 
-def report(runs, width=70, out=sys.stdout):
-    """Print the table for one or more parsed run.py JSON documents; return the exit code."""
+def report(runs, width=70, out=sys.stdout, unavailable=None):
+    """Print the table for one or more parsed run.py JSON documents; return the
+    exit code.  unavailable: why CRIU 4.2.1 could not be had (its column says so)."""
     results, broken = [], []
     for run in runs:
         results += run.get("results", [])
         if run.get("stopped") or not run.get("done", False) or run.get("panic"):
             broken.append(run.get("stopped") or run.get("panic") or "the guest did not finish")
     order, cells = collect(results)
-    for line in table(order, cells, width=width):
+    columns = columns_for(order, cells, unavailable)
+    if unavailable:
+        for t in order:
+            cells[(t, UPSTREAM)] = ("unavailable", unavailable)
+    for line in table(order, cells, columns=columns, width=width):
         print(line, file=out)
     print("", file=out)
     for why in broken:
         print(f"compare: the lab run broke: {why}", file=out)
     if not order:
         print("compare: no ZDTM CET results at all", file=out)
-    print(summary(order, cells), file=out)
+    if unavailable:
+        print(f"compare: {UPSTREAM} unavailable: {unavailable}", file=out)
+    print(summary(order, cells, columns, unavailable), file=out)
     return 1 if broken or not order or ours_failures(order, cells) else 0
 
 
-def run_lab(kernel):
+def upstream_overlay():
+    """(overlay folder with CRIU 4.2.1 for the guest, None) or (None, why not)."""
+    p = subprocess.run(["bash", os.path.join(TOP, "lab", "upstream-overlay.sh")],
+                       capture_output=True, text=True)
+    if p.returncode == 0 and p.stdout.strip():
+        return p.stdout.strip().splitlines()[-1], None
+    lines = [ln for ln in (p.stderr + p.stdout).splitlines() if ln.strip()]
+    return None, (lines[-1] if lines else f"its build exited with {p.returncode}")
+
+
+def run_lab(kernel, overlay=None):
     out = os.path.join(BUILD, "lab-results", "compare")
     os.makedirs(out, exist_ok=True)
     js = os.path.join(out, "results.json")
     if os.path.exists(js):
         os.unlink(js)
-    print(f"compare: booting the lab for {SUITES} (serial log in {out})", flush=True)
-    p = subprocess.run([sys.executable, os.path.join(TOP, "lab", "run.py"), "--suites", SUITES,
-                        "--kernel", kernel, "--json", js, "--keep", out],
-                       capture_output=True, text=True)
+    suites = SUITES + ("," + UPSTREAM_SUITE if overlay else "")
+    print(f"compare: booting the lab for {suites} (serial log in {out})", flush=True)
+    cmd = [sys.executable, os.path.join(TOP, "lab", "run.py"), "--suites", suites,
+           "--kernel", kernel, "--json", js, "--keep", out]
+    if overlay:
+        cmd += ["--overlay", overlay]
+    p = subprocess.run(cmd, capture_output=True, text=True)
     if not os.path.exists(js):
         sys.stderr.write(p.stdout[-3000:] + p.stderr[-3000:])
         raise SystemExit("compare: the lab run produced no results")
@@ -132,17 +169,21 @@ def main(argv):
     ap.add_argument("json", nargs="*", help="results written by run.py --json")
     ap.add_argument("--run", action="store_true", help="boot the lab and run both suites first")
     ap.add_argument("--kernel", default="stock", choices=["stock", "patched"])
-    ap.add_argument("--width", type=int, default=70, help="width of a result column")
+    ap.add_argument("--width", type=int, default=48, help="width of a result column")
+    ap.add_argument("--no-upstream", action="store_true", help="leave CRIU 4.2.1 out")
     args = ap.parse_args(argv)
     if not args.run and not args.json:
         ap.error("give --run or results files")
-    runs = []
+    runs, unavailable = [], None
     if args.run:
-        runs.append(run_lab(args.kernel))
+        overlay = None
+        if not args.no_upstream:
+            overlay, unavailable = upstream_overlay()
+        runs.append(run_lab(args.kernel, overlay))
     for path in args.json:
         with open(path) as f:
             runs.append(json.load(f))
-    return report(runs, width=args.width)
+    return report(runs, width=args.width, unavailable=unavailable)
 
 
 if __name__ == "__main__":

@@ -35,22 +35,10 @@ done
 
 # CRIU builds: lab/criu-<flavour>/criu plus every library ldd names
 for dir in "$@"; do
-	flavour=$(basename "$dir")
-	[ -x "$dir/criu" ] || die "$dir/criu is missing"
-	mkdir -p "$root/lab/$flavour"
-	cp "$dir/criu" "$root/lab/$flavour/criu"
-	ldd "$dir/criu" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' | while read -r lib; do
-		mkdir -p "$root$(dirname "$lib")"
-		cp -Ln "$lib" "$root$lib"
-	done
+	stage_criu "$root" "$dir"
 done
 [ -d "$root/lib64" ] && [ ! -e "$root/lib" ] && mkdir -p "$root/lib"
-
-# Debug info is of no use in the guest and every MiB costs boot time in
-# the emulator (the kernel unpacks the initramfs instruction by instruction).
-find "$root/lab" "$root/lib" "$root/lib64" -type f 2>/dev/null | while read -r f; do
-	file -b "$f" | grep -q '^ELF' && strip --strip-debug "$f"
-done
+strip_guest "$root"
 
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) | gzip -6 > "$out.tmp"
 mv "$out.tmp" "$out"

@@ -60,6 +60,7 @@ def test_split_key():
     assert bench.split_key("bench.meta") is None
     assert bench.split_key("bench.plain.criu-cet.x") is None
     assert bench.split_key("zdtm.cet.plain.criu-cet") is None
+    assert bench.split_key("bench.deep.criu-4.2.1.3") == ("deep", "criu-4.2.1", 3)
 
 
 def test_parse_fields_why_takes_the_rest():
@@ -103,13 +104,15 @@ def test_ratios_and_last_line():
     assert r["vs_stock_dump"] == pytest.approx(1 / 1.1)
     assert r["vs_stock_restore"] == pytest.approx(1 / 1.25)
     assert bench.last_line(r) == \
-        "bench: cet-overhead dump 1.02 restore 1.04; vs-stock dump 0.91 restore 0.80"
+        "bench: cet-overhead dump 1.02 restore 1.04; vs-stock dump 0.91 restore 0.80; " \
+        "vs-4.2.1 restore n/a; ss-per-byte n/a; rss-overhead n/a MiB"
 
 
 def test_last_line_with_missing_figures():
     r = bench.ratios({})
     assert bench.last_line(r) == \
-        "bench: cet-overhead dump n/a restore n/a; vs-stock dump n/a restore n/a"
+        "bench: cet-overhead dump n/a restore n/a; vs-stock dump n/a restore n/a; " \
+        "vs-4.2.1 restore n/a; ss-per-byte n/a; rss-overhead n/a MiB"
 
 
 def test_target_state_at_printed_precision():
@@ -125,7 +128,9 @@ def test_report_prints_table_and_ends_with_the_bench_line():
     assert any(l.startswith("(a) plain") and "criu-cet" in l for l in lines)
     stock_shstk = [l for l in lines if l.startswith("(b) shstk") and "stock-4.1.1" in l][0]
     assert "0.210*" in stock_shstk and "died x3" in stock_shstk
-    assert any(l.startswith("target: cet-overhead restore 1.04") and l.endswith("met")
+    assert any(l.startswith("target: cet-overhead dump 1.02") and l.endswith("met")
+               for l in lines)
+    assert any(l.startswith("target: cet-overhead restore 1.04") and l.endswith("MISSED")
                for l in lines)
 
 
@@ -186,3 +191,73 @@ def test_verdict_not_linear():
 
 def test_verdict_needs_three_depths():
     assert "n/a" in verdict({0: 0.101, 16384: 0.102})
+
+
+def sized_info(ss_ms_per_mib, anon_ms_per_mib, ss_rss_extra_kb=0, sparse_rss_extra_kb=0):
+    """criu-cet's ss-N and anon-N series (0, 1, 8, 64 MiB) and a sparse stack."""
+    doc = {}
+    for n in (0, 1, 8, 64):
+        for kind, per in (("ss", ss_ms_per_mib), ("anon", anon_ms_per_mib)):
+            if kind == "anon" and n == 0:
+                continue
+            t = 0.2 + n * per / 1e3
+            extra = ss_rss_extra_kb if kind == "ss" and n else 0
+            for rep in (1, 2, 3):
+                doc[f"bench.{kind}-{n}.criu-cet.{rep}"] = line(t, t, shstk=1, frames=n * 131072,
+                                                               rss=4000 + n * 10 + extra, ss=SS)
+    for rep in (1, 2, 3):
+        doc[f"bench.sparse.criu-cet.{rep}"] = line(0.2, 0.2, shstk=1, ss=SS,
+                                                   rss=4000 + sparse_rss_extra_kb)
+    return doc
+
+
+def test_byte_cost_ratio_and_rss_overhead():
+    summ = bench.summarize(bench.parse_info(sized_info(4.0, 5.0, ss_rss_extra_kb=512)))
+    c = bench.byte_costs(summ)
+    assert c["ss_dump"] == pytest.approx(0.004) and c["anon_restore"] == pytest.approx(0.005)
+    assert c["ratio"] == pytest.approx(0.8)
+    assert bench.rss_overhead_mib(summ) == pytest.approx(0.5)
+    # a sparse 4 GiB stack that costs criu 2 MiB more than ss-0 is the worst case
+    summ = bench.summarize(bench.parse_info(sized_info(4.0, 5.0, sparse_rss_extra_kb=2048)))
+    assert bench.rss_overhead_mib(summ) == pytest.approx(2.0)
+    r = bench.ratios(summ)
+    assert bench.last_line(r).endswith("ss-per-byte 0.80; rss-overhead 2.00 MiB")
+
+
+def test_depth_points_prefer_the_ss_series():
+    doc = sized_info(4.0, 5.0)
+    doc.update(info())
+    pts = bench.depth_points(bench.summarize(bench.parse_info(doc)))
+    assert [f for f, _ in pts] == [0, 131072, 1048576, 8388608]
+
+
+def test_thread_counts_linear_and_not():
+    doc = {}
+    for n, t in ((10, 0.1), (100, 0.6), (1000, 5.6)):
+        for rep in (1, 2, 3):
+            doc[f"bench.threads-{n}.criu-cet.{rep}"] = line(t, t, shstk=1, threads=n, ss=SS)
+    lines = bench.thread_verdict(bench.thread_points(bench.summarize(bench.parse_info(doc))))
+    assert all("verdict: linear in threads" in l for l in lines)
+    assert "5.56 ms per thread" in lines[0]
+    doc["bench.threads-100.criu-cet.2"] = doc["bench.threads-100.criu-cet.1"] = line(4.0, 4.0)
+    lines = bench.thread_verdict(bench.thread_points(bench.summarize(bench.parse_info(doc))))
+    assert "NOT linear" in lines[0]
+
+
+def test_vs_upstream_is_a_geometric_mean_over_runs_that_lived():
+    doc = info()
+    for rep in (1, 2, 3):
+        doc[f"bench.shstk.criu-4.2.1.{rep}"] = line(0.2, 0.4, shstk=1, ss=SS)
+        doc[f"bench.deep.criu-cet.{rep}"] = line(0.1, 0.1, shstk=1, ss=SS)
+        doc[f"bench.deep.criu-4.2.1.{rep}"] = line(0.2, 0.1 / 0.5 * 0.5 * 2, shstk=1, ss=SS)
+        doc[f"bench.threads.criu-cet.{rep}"] = line(0.1, 0.1, shstk=1, ss=SS)
+        doc[f"bench.threads.criu-4.2.1.{rep}"] = line(0.2, 0.2, live=False, check="died",
+                                                      shstk=1, ss=SS, why="cp fault")
+    summ = bench.summarize(bench.parse_info(doc))
+    up = bench.upstream_ratios(summ)
+    assert set(up) == {"shstk", "deep"}          # threads: 4.2.1's task died
+    assert up["deep"] == pytest.approx(0.5)
+    assert bench.ratios(summ)["vs_upstream_restore"] == pytest.approx((up["shstk"] * 0.5) ** 0.5)
+    rc, lines = render(run_doc(doc))
+    assert rc == 0 and any(l.startswith("criu-cet / CRIU 4.2.1") for l in lines)
+    assert any("criu-4.2.1" in l and l.startswith("(b) shstk") for l in lines)

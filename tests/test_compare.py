@@ -87,3 +87,24 @@ def test_results_from_two_runs_merge():
     rc, lines = render([run_doc([res("PASS", "a", "criu-cet")]),
                         run_doc([res("FAIL", "a", "stock-4.1.1", "died")])])
     assert rc == 0 and lines[-1] == "compare: criu-cet 1/1, stock-4.1.1 0/1"
+
+
+def test_upstream_column_when_it_ran():
+    rc, lines = render([run_doc([res("PASS", "a", "criu-cet"), res("FAIL", "a", "stock-4.1.1", "died"),
+                                 res("FAIL", "a", "criu-4.2.1", "restore: no shstk")])])
+    assert rc == 0
+    assert lines[0].split() == ["test", "criu-cet", "stock-4.1.1", "criu-4.2.1"]
+    assert compare.split_name("zdtm.cet.a.criu-4.2.1") == ("a", "criu-4.2.1")
+    assert "FAIL: restore: no shstk" in [ln for ln in lines if ln.startswith("a ")][0]
+    assert lines[-1] == "compare: criu-cet 1/1, stock-4.1.1 0/1, criu-4.2.1 0/1"
+
+
+def test_upstream_unavailable_changes_nothing_else():
+    doc = run_doc([res("PASS", "a", "criu-cet"), res("PASS", "a", "stock-4.1.1")])
+    out = io.StringIO()
+    rc = compare.report([doc], width=40, out=out, unavailable="the pin left the archive")
+    lines = out.getvalue().splitlines()
+    assert rc == 0
+    assert "unavailable: the pin left the archive" in [ln for ln in lines if ln.startswith("a ")][0]
+    assert "compare: criu-4.2.1 unavailable: the pin left the archive" in lines
+    assert lines[-1] == "compare: criu-cet 1/1, stock-4.1.1 1/1, criu-4.2.1 unavailable"

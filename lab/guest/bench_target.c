@@ -36,7 +36,7 @@
 
 #define TICK_US		1000
 #define THREAD_FRAMES	32
-#define MAX_THREADS	256
+#define MAX_THREADS	1024
 
 static int hb_fd = -1;
 static const char *dir;

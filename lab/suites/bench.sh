@@ -1,11 +1,16 @@
 # SPDX-License-Identifier: GPL-2.0
 # make bench: dump and restore time (guest time), image size and CRIU's peak
-# RSS, stock CRIU 4.1.1 and criu-cet, on bench_target (lab/guest/bench_target.c):
+# RSS, criu-cet, stock CRIU 4.1.1 and (when make bench put it in the guest)
+# CRIU 4.2.1, on bench_target (lab/guest/bench_target.c):
 #   plain    no shadow stack
 #   shstk    the same process on a shadow stack
 #   deep     on a shadow stack, 131072 frames deep (1 MiB of entries)
 #   threads  16 threads on shadow stacks
-#   depth-N  criu-cet only: N frames deep, for the growth of restore time
+# and for criu-cet alone, the cost of a byte and of a thread:
+#   ss-N       N MiB of used shadow stack (N * 131072 frames)
+#   anon-N     the shstk process with N MiB more of dirty heap instead
+#   sparse     one shadow stack of 4 GiB (RLIMIT_STACK), hardly used
+#   threads-N  N threads on shadow stacks
 # Every measurement is one line for lab/bench.py, which takes the medians:
 #   @@LAB INFO bench.<scenario>.<criu>.<rep> key=value ... [why=text]
 # Rep 0 is a warm-up and is not counted.  These are figures, not tests: the
@@ -15,7 +20,14 @@ BENCH_REPS=${BENCH_REPS:-3}
 BENCH_HEAP_KB=${BENCH_HEAP_KB:-1024}
 BENCH_DEEP=131072
 BENCH_THREADS=16
-BENCH_DEPTHS="16384 65536 262144"
+BENCH_SIZES=${BENCH_SIZES:-"1 8 64"}
+BENCH_THREAD_COUNTS=${BENCH_THREAD_COUNTS:-"10 100 1000"}
+# stack limit (KiB) of the size scenarios: room for 64 MiB of frames; the
+# kernel sizes the main thread's shadow stack by it too
+BENCH_BIG_STACK_KB=131072
+BENCH_SPARSE_STACK_KB=4194304
+BENCH_CRIUS="criu-cet stock"
+[ -x /lab/criu-4.2.1/criu ] && BENCH_CRIUS="$BENCH_CRIUS criu-4.2.1"
 
 # Each CRIU build caches its kernel probes in /run/criu.kdat under its own
 # build-time magic, so every switch between the two would find the other's
@@ -39,22 +51,28 @@ bench_settled() {
 	[ -s "$2" ] || ! alive "$1"
 }
 
-# bench_one SCENARIO CRIU-NAME REP SHSTK FRAMES THREADS
+# bench_one SCENARIO CRIU-NAME REP SHSTK FRAMES THREADS [HEAP_KB [STACK_KB]]
 bench_one() {
 	local scen=$1 cname=$2 rep=$3 shstk=$4 frames=$5 threads=$6
+	local heap=${7:-$BENCH_HEAP_KB} stack=${8:-}
 	local criu dir pid opts line img check why=
 	case $cname in
 	criu-cet) criu=/lab/criu-cet/criu ;;
 	stock) criu=/lab/criu-stock/criu ;;
+	criu-4.2.1) criu=/lab/criu-4.2.1/criu ;;
 	esac
 	dir=/tmp/bench/$scen.$cname.$rep
 	rm -rf "$dir" && mkdir -p "$dir/img"
 	bench_kdat_in $cname
-	opts="-d $frames -t $threads -m $BENCH_HEAP_KB"
+	opts="-d $frames -t $threads -m $heap"
 	[ "$shstk" = 1 ] && opts="-s $opts"
-	line="frames=$frames threads=$threads shstk=$shstk heap_kb=$BENCH_HEAP_KB"
+	line="frames=$frames threads=$threads shstk=$shstk heap_kb=$heap"
 
-	setsid bench_target $opts "$dir" > "$dir/out" 2>&1 &
+	if [ -n "$stack" ]; then
+		(ulimit -s "$stack" && exec setsid bench_target $opts "$dir") > "$dir/out" 2>&1 &
+	else
+		setsid bench_target $opts "$dir" > "$dir/out" 2>&1 &
+	fi
 	pid=$!
 	if ! wait_for test -s "$dir/hb"; then
 		lab_line INFO "bench.$scen.$cname.$rep" "$line check=nostart why=$(head -c 120 "$dir/out")"
@@ -116,21 +134,28 @@ bench_one() {
 	rm -rf "$dir"
 }
 
-echo "bench: start uptime=$(lab_now) reps=$BENCH_REPS heap_kb=$BENCH_HEAP_KB"
-lab_line INFO bench.meta "reps=$BENCH_REPS heap_kb=$BENCH_HEAP_KB deep=$BENCH_DEEP threads=$BENCH_THREADS depths=$(echo $BENCH_DEPTHS | tr ' ' ,)"
-for c in criu-cet stock; do
+echo "bench: start uptime=$(lab_now) reps=$BENCH_REPS heap_kb=$BENCH_HEAP_KB crius=$BENCH_CRIUS"
+lab_line INFO bench.meta "reps=$BENCH_REPS heap_kb=$BENCH_HEAP_KB deep=$BENCH_DEEP threads=$BENCH_THREADS sizes=$(echo $BENCH_SIZES | tr ' ' ,) thread_counts=$(echo $BENCH_THREAD_COUNTS | tr ' ' ,) crius=$(echo $BENCH_CRIUS | tr ' ' ,)"
+for c in $BENCH_CRIUS; do
 	bench_one plain $c 0 0 0 0
 done
 rep=1
 while [ $rep -le "$BENCH_REPS" ]; do
-	for c in criu-cet stock; do
+	for c in $BENCH_CRIUS; do
 		bench_one plain $c $rep 0 0 0
 		bench_one shstk $c $rep 1 0 0
 		bench_one deep $c $rep 1 $BENCH_DEEP 0
 		bench_one threads $c $rep 1 0 $BENCH_THREADS
 	done
-	for d in $BENCH_DEPTHS; do
-		bench_one depth-$d criu-cet $rep 1 $d 0
+	# the same process with the same stack limit: only the kind of memory differs
+	bench_one ss-0 criu-cet $rep 1 0 0 "" $BENCH_BIG_STACK_KB
+	for n in $BENCH_SIZES; do
+		bench_one ss-$n criu-cet $rep 1 $((n * 131072)) 0 "" $BENCH_BIG_STACK_KB
+		bench_one anon-$n criu-cet $rep 1 0 0 $((BENCH_HEAP_KB + n * 1024)) $BENCH_BIG_STACK_KB
+	done
+	bench_one sparse criu-cet $rep 1 0 0 "" $BENCH_SPARSE_STACK_KB
+	for n in $BENCH_THREAD_COUNTS; do
+		bench_one threads-$n criu-cet $rep 1 0 $n
 	done
 	echo "bench: rep $rep done uptime=$(lab_now)"
 	rep=$((rep + 1))
