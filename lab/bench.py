@@ -20,7 +20,7 @@ cet-overhead: shstk / plain with criu-cet.  vs-stock: criu-cet / stock 4.1.1
 on plain.  vs-4.2.1: criu-cet / CRIU 4.2.1 on the shadow-stack scenarios
 (geometric mean).  ss-per-byte: what a MiB of used shadow stack adds to dump
 + restore time over what a MiB of dirty heap adds.  rss-overhead: the most a
-shadow stack (1, 8, 64 MiB used, or a sparse 4 GiB one) adds to criu's peak
+shadow stack (1, 8, 64 MiB used, or a sparse 384 MiB one) adds to criu's peak
 RSS over the same process with ordinary memory instead.  "restore" is
 restore+run: until `criu restore -d` has returned and the restored task has
 run again.  The targets are figures, not tests: missing them does not change
@@ -282,7 +282,7 @@ def byte_costs(summ):
 
 def rss_overhead_mib(summ):
     """The most a shadow stack adds to criu's peak RSS (dump or restore): each
-    ss-N against anon-N, the sparse 4 GiB stack against ss-0."""
+    ss-N against anon-N, the sparse stack against ss-0."""
     pairs = [(s, a) for (n, s) in size_points(summ, "ss") if n
              for (m, a) in size_points(summ, "anon") if m == n]
     sparse, base = summ.get(("sparse", OURS)), summ.get(("ss-0", OURS))
@@ -311,7 +311,7 @@ def byte_table(summ):
                      fmt_mib(g(a, "restore_rss_kb")), fmt_mib(g(b, "restore_rss_kb"))])
     sp = summ.get(("sparse", OURS))
     if sp:
-        rows.append(["sparse 4G", fmt_s(sp.dump_s), "", fmt_s(sp.live_s), "",
+        rows.append(["sparse", fmt_s(sp.dump_s), "", fmt_s(sp.live_s), "",
                      fmt_mib(sp.dump_rss_kb), "", fmt_mib(sp.restore_rss_kb), ""])
     return render(rows, header, left=(0,))
 

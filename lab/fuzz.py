@@ -7,14 +7,19 @@
     fuzz.py --judge RESULTS.json OUT                    count what a run reported
 
 One boot dumps a CET-protected service (lab/suites/cet-images-export.sh)
-and sends the images here.  From them this makes N damaged copies, the same
-ones for the same seed:
-  - structure-aware edits through pycriu (CRIU's image library): a field of
-    the leader's CET entry or of a shadow-stack VMA in mm.img set to an edge
-    (0, 1, -1, 2^47, 2^63, misaligned, ...) or to another field's value
-    (SSP to the stack's start, own_end to SSP, ...), fields dropped, another
-    VMA marked as a shadow stack, the shadow-stack VMA duplicated or removed;
+and sends the images here.  From them this makes damaged copies, the same
+ones for the same seed (a smaller count takes an evenly spread sample of the
+full 600):
+  - systematic, through pycriu (CRIU's image library): every field of the
+    leader's CET entry and of its shadow-stack VMA in mm.img set to each edge
+    (0, 1, -1, 2^47, 2^63, misaligned, ...) and to each other field's value
+    (SSP to the stack's start, own_end to SSP, ...), each optional field
+    dropped, another VMA marked as a shadow stack, the shadow-stack VMA
+    duplicated or removed;
+  - random combinations of 2 or 3 such edits;
   - random byte flips in the leader's core and mm images.
+An intact copy ("ctl") is restored last and must come back: it proves the
+pid and the system were still usable after all the others.
 A second boot restores every copy with criu-cet under a time limit
 (lab/suites/cet-fuzz.sh) and reports what happened; this judges each one:
 
@@ -47,7 +52,7 @@ TOP = os.path.dirname(HERE)
 BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
 U32, U64 = (1 << 32) - 1, (1 << 64) - 1
 GOOD = ("refused", "restored", "described")
-BAD = ("crash", "hang", "stray", "unclear", "differs", "missing")
+BAD = ("crash", "hang", "stray", "unclear", "differs", "missing", "control")
 TIME_LIMIT = 30      # guest seconds a restore may take (a good one takes < 2)
 
 # edges every number is pushed to, masked to the field's width
@@ -58,6 +63,10 @@ CET_FIELDS = {"version": U32, "features": U64, "locked": U64, "ssp": U64,
 CET_OPTIONAL = ("ssp", "own_start", "own_end", "own_unknown")
 VMA_FIELDS = {"start": U64, "end": U64, "pgoff": U64, "prot": U32, "flags": U32, "status": U32,
               "shmid": U64}
+
+
+TOTAL = 600
+CONTROL = "ctl"
 
 
 class Variant:
@@ -80,6 +89,17 @@ def _interesting(core, mm):
     for v in mm["vmas"]:
         vals.update((images.num(v["start"]), images.num(v["end"]), images.num(v["end"]) - 8))
     return sorted(vals)
+
+
+def _own_values(core, mm):
+    """{name: value} of the CET entry's numbers and the shadow-stack VMA's
+    bounds: what "each other's values" means for a systematic edit."""
+    cet = core["cet"]
+    out = {f"cet.{k}": images.num(cet[k]) for k in CET_FIELDS if k in cet}
+    ss = [v for v in mm["vmas"] if images.num(v["status"]) & images.VMA_AREA_SHSTK]
+    if ss:
+        out["ss.start"], out["ss.end"] = images.num(ss[0]["start"]), images.num(ss[0]["end"])
+    return out
 
 
 def _value(rng, width, pool):
@@ -129,16 +149,8 @@ def _edit_vma(rng, core, mm, pool):
     return f"vma[{i}].{field}={vmas[i][field]:#x}"
 
 
-def structured(rng, src, ident):
-    """1 to 3 edits of the CET entry and the VMA list, saved through pycriu."""
-    core_path, mm_path = _paths(src)
-    core_img, mm_img = images.load(core_path), images.load(mm_path)
-    core, mm = core_img["entries"][0], mm_img["entries"][0]
-    pool = _interesting(core, mm)
-    v = Variant(ident)
-    for _ in range(rng.choice((1, 1, 2, 3))):
-        edit = _edit_cet if rng.random() < 0.55 else _edit_vma
-        v.what.append(edit(rng, core, mm, pool))
+def _saved(v, core_path, core_img, mm_path, mm_img):
+    """Keep the files the edits changed, as pycriu writes them."""
     for path, img in ((core_path, core_img), (mm_path, mm_img)):
         out = os.path.join(os.path.dirname(path), ".fuzz.img")
         images.save(img, out)
@@ -149,6 +161,67 @@ def structured(rng, src, ident):
             if f.read() != data:
                 v.files[os.path.basename(path)] = data
     return v
+
+
+def _images(src):
+    core_path, mm_path = _paths(src)
+    return core_path, images.load(core_path), mm_path, images.load(mm_path)
+
+
+def structured(rng, src, ident):
+    """2 or 3 random edits of the CET entry and the VMA list, saved through pycriu."""
+    core_path, core_img, mm_path, mm_img = _images(src)
+    core, mm = core_img["entries"][0], mm_img["entries"][0]
+    pool = _interesting(core, mm)
+    v = Variant(ident)
+    for _ in range(rng.choice((2, 2, 3))):
+        edit = _edit_cet if rng.random() < 0.55 else _edit_vma
+        v.what.append(edit(rng, core, mm, pool))
+    return _saved(v, core_path, core_img, mm_path, mm_img)
+
+
+def systematic_edits(src):
+    """Every single edit: (what, fn(core, mm)) for each field x each edge and
+    each other field's value, drops, marks, the VMA twice or gone."""
+    _, core_img, _, mm_img = _images(src)
+    core, mm = core_img["entries"][0], mm_img["entries"][0]
+    own = _own_values(core, mm)
+    ss_i = [i for i, v in enumerate(mm["vmas"]) if images.num(v["status"]) & images.VMA_AREA_SHSTK]
+    edits = []
+
+    def cet_set(field, val):
+        return lambda c, m: c["cet"].__setitem__(field, val)
+
+    def vma_set(i, field, val):
+        return lambda c, m: m["vmas"][i].__setitem__(field, val)
+
+    for field, width in CET_FIELDS.items():
+        for val in sorted({e & width for e in EDGES} | {x & width for x in own.values()}):
+            edits.append((f"cet.{field}={val:#x}", cet_set(field, val)))
+    edits.append(("cet.own_unknown=True", cet_set("own_unknown", True)))
+    for field in CET_OPTIONAL:
+        edits.append((f"cet.{field} dropped", lambda c, m, f=field: c["cet"].pop(f, None)))
+    for i in ss_i:
+        for field, width in VMA_FIELDS.items():
+            for val in sorted({e & width for e in EDGES} | {x & width for x in own.values()}):
+                edits.append((f"vma[{i}].{field}={val:#x}", vma_set(i, field, val)))
+        edits.append((f"vma[{i}] (the shadow stack) twice",
+                      lambda c, m, i=i: m["vmas"].insert(i, dict(m["vmas"][i]))))
+        edits.append((f"vma[{i}] (the shadow stack) removed", lambda c, m, i=i: m["vmas"].pop(i)))
+    for j, vma in enumerate(mm["vmas"]):
+        if j not in ss_i:
+            edits.append((f"vma[{j}] marked as a shadow stack",
+                          lambda c, m, j=j: m["vmas"][j].__setitem__(
+                              "status", images.num(m["vmas"][j]["status"]) | images.VMA_AREA_SHSTK)))
+    return edits
+
+
+def systematic(src, ident, what, fn):
+    core_path, core_img, mm_path, mm_img = _images(src)
+    fn(core_img["entries"][0], mm_img["entries"][0])
+    v = Variant(ident)
+    v.what.append(what)
+    return _saved(v, core_path, core_img, mm_path, mm_img)
 
 
 def flipped(rng, src, ident):
@@ -165,17 +238,24 @@ def flipped(rng, src, ident):
     return v
 
 
-def make_variants(src, count, seed):
-    """count variants of the dump in src, the same ones for the same seed;
-    about 60% structure-aware, the rest byte flips."""
+def make_variants(src, count, seed, total=TOTAL):
+    """The full set (at least total copies: every systematic edit, then random
+    combinations and byte flips half and half), the same for the same seed;
+    count < total takes count of them evenly spread over the set."""
     rng = random.Random(seed)
     out = []
-    for n in range(count):
-        ident = f"{n:04d}"
-        v = structured(rng, src, ident) if rng.random() < 0.6 else flipped(rng, src, ident)
-        if not v.files:      # an edit that changed nothing (a value set to itself)
-            v = flipped(rng, src, ident)
-        out.append(v)
+    for what, fn in systematic_edits(src):
+        v = systematic(src, f"{len(out):04d}", what, fn)
+        if v.files:          # not a value set to itself
+            out.append(v)
+    while len(out) < max(total, count):
+        ident = f"{len(out):04d}"
+        v = structured(rng, src, ident) if rng.random() < 0.5 else flipped(rng, src, ident)
+        if v.files:
+            out.append(v)
+    if count < len(out):
+        step = len(out) / count
+        out = [out[int(i * step)] for i in range(count)]
     return out
 
 
@@ -212,6 +292,7 @@ def write_overlay(src, variants, out):
     root = os.path.join(out, "lab", "fuzz")
     shutil.rmtree(root, ignore_errors=True)
     shutil.copytree(src, os.path.join(root, "base"))
+    os.makedirs(os.path.join(root, "v", CONTROL))     # intact, restored last ("ctl" > digits)
     for v in variants:
         d = os.path.join(root, "v", v.ident)
         os.makedirs(d)
@@ -271,14 +352,19 @@ def tally(results, variants, expects):
     """{id: (class, why)} for every variant, from run.py's parsed results."""
     reps = {}
     for key, text in results.items():
-        if key.startswith("fuzz.") and key[5:].isdigit():
+        if key.startswith("fuzz.") and (key[5:].isdigit() or key[5:] == CONTROL):
             reps[key[5:]] = parse_report(text)
-    return {v.ident: judge(reps.get(v.ident), expects[v.ident]) for v in variants}
+    verdicts = {v.ident: judge(reps.get(v.ident), expects[v.ident]) for v in variants}
+    cls, why = judge(reps.get(CONTROL), None)
+    if cls != "restored":
+        verdicts[CONTROL] = ("control", f"the intact copy, restored last: {cls}: {why}")
+    return verdicts
 
 
 def report(verdicts, variants, out=sys.stdout, show=8):
     p = lambda s="": print(s, file=out)    # noqa: E731
     what = {v.ident: "; ".join(v.what) for v in variants}
+    what[CONTROL] = "intact"
     counts = {c: 0 for c in GOOD + BAD}
     for cls, _ in verdicts.values():
         counts[cls] += 1

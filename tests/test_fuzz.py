@@ -55,7 +55,7 @@ def test_report_counts_and_fails_on_any_failure():
     out = io.StringIO()
     assert fuzz.report({"0000": ("refused", "x"), "0001": ("restored", "y")}, v, out=out) == 0
     assert out.getvalue().splitlines()[-1] == ("fuzz: refused 1, restored 1, described 0, crash 0, "
-                                                "hang 0, stray 0, unclear 0, differs 0, missing 0; "
+                                                "hang 0, stray 0, unclear 0, differs 0, missing 0, control 0; "
                                                 "2 images, 0 failures")
     assert fuzz.report({"0000": ("hang", "x"), "0001": ("restored", "y")}, v, out=io.StringIO()) == 1
 
@@ -96,3 +96,15 @@ def test_damaged_images_sample(exported, tmp_path_factory):
     counts = {c: sum(1 for k, _ in verdicts.values() if k == c) for c in fuzz.GOOD}
     # the sample really exercises both ways out
     assert counts["refused"] >= SAMPLE // 4 and counts["restored"] >= 1, counts
+
+
+def test_the_intact_control_must_come_back():
+    v = [fuzz.Variant("0000")]
+    ok = "rc=0 secs=0.4 alive=yes features=shstk locked=shstk+wrss ss=7f00-8000 stray= msg="
+    verdicts = fuzz.tally({"fuzz.0000": "rc=1 secs=0.1 stray= msg=Error x", "fuzz.ctl": ok},
+                          v, {"0000": EXPECT})
+    assert verdicts == {"0000": ("refused", "Error x")}
+    verdicts = fuzz.tally({"fuzz.0000": "rc=1 secs=0.1 stray= msg=Error x",
+                           "fuzz.ctl": "rc=1 secs=0.1 stray= msg=Error pid busy"}, v, {"0000": EXPECT})
+    assert verdicts["ctl"][0] == "control"
+    assert fuzz.report(verdicts, v, out=io.StringIO()) == 1

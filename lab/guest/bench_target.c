@@ -7,6 +7,9 @@
  *   -s          run on a shadow stack (turned on in main(), which never returns)
  *   -d FRAMES   sit FRAMES call frames deep while ticking (8 bytes of shadow
  *               stack and 8 bytes of stack a frame)
+ *   -f          flat frames: each leaves its return address on the shadow
+ *               stack only (8 bytes a frame, the stack does not grow), so
+ *               that FRAMES measure shadow-stack memory alone
  *   -t THREADS  start THREADS threads first; each waits 32 frames deep on a
  *               condition variable (a thread inherits its creator's shadow
  *               stack setting and gets its own shadow stack from the kernel)
@@ -74,6 +77,50 @@ asm(".text\n"
     "	mov %rbx, %rsp\n"
     "	ret\n"
     ".size bench_deep, .-bench_deep\n");
+
+/*
+ * bench_flat(frames, fn): the same on the shadow stack, but each frame drops
+ * its return address from the stack as soon as it is called.  All of them
+ * return to the same place (C), so on the way back each "ret" is preceded by
+ * pushing C again: the shadow stack's copy is what is checked.
+ */
+long bench_flat(unsigned long frames, long (*fn)(void));
+asm(".text\n"
+    ".globl bench_flat\n"
+    ".type bench_flat, @function\n"
+    "bench_flat:\n"
+    "	push %rbx\n"
+    "	push %r12\n"
+    "	push %r13\n"
+    "	mov %rdi, %r12\n"		/* frames left to return through */
+    "	mov %rdi, %r13\n"		/* frames left to descend */
+    "	call 1f\n"
+    "	pop %r13\n"
+    "	pop %r12\n"
+    "	pop %rbx\n"
+    "	ret\n"
+    "1:	test %r13, %r13\n"
+    "	jz 2f\n"
+    "	dec %r13\n"
+    "	call 6f\n"
+    "5:	dec %r12\n"			/* C: one flat frame returned */
+    "	jz 9f\n"
+    "	lea 5b(%rip), %rcx\n"	/* not %rax: it holds fn()'s value */
+    "	push %rcx\n"
+    "	ret\n"
+    "9:	ret\n"
+    "6:	add $8, %rsp\n"
+    "	jmp 1b\n"
+    "2:	mov %rsp, %rbx\n"
+    "	and $-16, %rsp\n"
+    "	call *%rsi\n"
+    "	mov %rbx, %rsp\n"
+    "	test %r12, %r12\n"
+    "	jz 9b\n"
+    "	lea 5b(%rip), %rcx\n"
+    "	push %rcx\n"
+    "	ret\n"
+    ".size bench_flat, .-bench_flat\n");
 
 static __attribute__((noinline)) unsigned long walk(int depth, unsigned long acc)
 {
@@ -215,14 +262,17 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_usr1 };
 	pthread_t tid;
 	char path[4096];
-	int shstk = 0, opt;
+	int shstk = 0, flat = 0, opt;
 	long ret;
 	char *heap;
 
-	while ((opt = getopt(argc, argv, "sd:t:m:")) != -1) {
+	while ((opt = getopt(argc, argv, "sfd:t:m:")) != -1) {
 		switch (opt) {
 		case 's':
 			shstk = 1;
+			break;
+		case 'f':
+			flat = 1;
 			break;
 		case 'd':
 			frames = strtoul(optarg, NULL, 0);
@@ -277,7 +327,8 @@ int main(int argc, char **argv)
 	fprintf(setup, "ss_vmas=%lu ss_kb=%lu ss_own_kb=%lu\n", maps.nr, maps.total_kb, maps.own_kb);
 	fclose(setup);
 
-	ret = bench_deep(frames, tick_loop);	/* ticks, FRAMES deep, until SIGUSR1 */
+	/* ticks, FRAMES deep, until SIGUSR1 */
+	ret = flat ? bench_flat(frames, tick_loop) : bench_deep(frames, tick_loop);
 
 	/* Back at the top: every one of the frames returned fine. */
 	if (ret != 0x600d || cet_rdssp() != ssp_top) {
