@@ -140,8 +140,10 @@ def upstream_overlay():
                        capture_output=True, text=True)
     if p.returncode == 0 and p.stdout.strip():
         return p.stdout.strip().splitlines()[-1], None
-    lines = [ln for ln in (p.stderr + p.stdout).splitlines() if ln.strip()]
-    return None, (lines[-1] if lines else f"its build exited with {p.returncode}")
+    lines = [ln.strip() for ln in (p.stderr + p.stdout).splitlines() if ln.strip()]
+    errors = [ln for ln in lines if "error" in ln.lower()]
+    why = errors[0] if errors else (lines[-1] if lines else f"its build exited with {p.returncode}")
+    return None, why[:200]
 
 
 def run_lab(kernel, overlay=None):

@@ -2,6 +2,8 @@
 """lab/compare.py on made-up results: no lab needed."""
 
 import io
+import os
+import subprocess
 
 import compare
 
@@ -108,3 +110,19 @@ def test_upstream_unavailable_changes_nothing_else():
     assert "unavailable: the pin left the archive" in [ln for ln in lines if ln.startswith("a ")][0]
     assert "compare: criu-4.2.1 unavailable: the pin left the archive" in lines
     assert lines[-1] == "compare: criu-cet 1/1, stock-4.1.1 1/1, criu-4.2.1 unavailable"
+
+
+def test_upstream_overlay_says_why_when_4_2_1_cannot_be_had(tmp_path, monkeypatch):
+    """The archive is unreachable (a mirror nobody serves): the column's reason
+    comes back, exit 3, nothing built."""
+    monkeypatch.setenv("BUILD", str(tmp_path / "build"))
+    monkeypatch.setenv("CRIU_CET_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CRIU_CET_MIRROR", "http://127.0.0.1:9/debian")
+    p = subprocess.run(["bash", os.path.join(compare.TOP, "lab", "upstream-overlay.sh")],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 3 and p.stdout == ""
+    assert p.stderr.strip().splitlines()[-1] == \
+        "CRIU 4.2.1 could not be fetched or built (lab/build-criu.sh 4.2.1)"
+    assert not os.path.exists(tmp_path / "build" / "criu-4.2.1" / "criu")
+    overlay, why = compare.upstream_overlay()
+    assert overlay is None and "criu42" in why and "error" in why, why

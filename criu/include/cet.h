@@ -10,6 +10,7 @@
 
 struct vm_area_list;
 struct pstree_item;
+typedef struct VmaEntry VmaEntry;
 struct parasite_dump_thread;
 struct task_restore_args;
 struct thread_restore_args;
@@ -22,6 +23,7 @@ void cet_dump_thread_args(pid_t tid, struct parasite_dump_thread *args);
 int cet_dump_thread_core(pid_t tid, CoreEntry *core, const struct parasite_dump_thread *ti);
 /* restore: cet-restore.c */
 int cet_restore_fixup(struct task_restore_args *ta, struct thread_restore_args *threads, int nr_threads);
+int cet_check_image_vma(const VmaEntry *e);
 #else
 static inline int cet_dump_task(struct pstree_item *item, struct vm_area_list *vmas)
 {
@@ -36,6 +38,10 @@ static inline int cet_dump_thread_core(pid_t tid, CoreEntry *core, const struct 
 }
 static inline int cet_restore_fixup(struct task_restore_args *ta, struct thread_restore_args *threads,
 				    int nr_threads)
+{
+	return 0;
+}
+static inline int cet_check_image_vma(const VmaEntry *e)
 {
 	return 0;
 }

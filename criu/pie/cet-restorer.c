@@ -144,6 +144,7 @@ static void release_stack(struct cet_rst_stack *s)
 struct maps_walk {
 	struct cet_rst_proc *p;
 	unsigned long prev_end;
+	unsigned long min_gap;	/* smaller gaps cannot take any stack to place */
 	int full;		/* the filler table ran out */
 };
 
@@ -151,7 +152,7 @@ static void walk_vma(struct maps_walk *w, unsigned long start, unsigned long end
 {
 	if (start > w->p->task_size)
 		start = w->p->task_size;
-	if (start > w->prev_end)
+	if (start > w->prev_end && start - w->prev_end >= w->min_gap)
 		w->full |= add_filler(w->p, w->prev_end, start);
 	if (end > w->prev_end)
 		w->prev_end = end;
@@ -173,9 +174,26 @@ static int hexval(char c)
  * uses (top-down below mmap_base, else bottom-up; criu's mmap_base is not
  * the dumped task's).  One pass over self/maps serves every thread.
  */
+/*
+ * The kernel puts a shadow stack of size S only in a gap of at least S and
+ * its guard page (vm_unmapped_area's start_gap): gaps smaller than the
+ * smallest stack to place need no filler, and each filler costs a mmap now
+ * and a munmap later.
+ */
+static unsigned long smallest_gap_to_fill(struct cet_rst_proc *p)
+{
+	unsigned long min = ~0UL;
+	u32 i;
+
+	for (i = 0; i < p->nr_stacks; i++)
+		if (p->stacks[i].owner >= 0 && p->stacks[i].end - p->stacks[i].start < min)
+			min = p->stacks[i].end - p->stacks[i].start;
+	return min == ~0UL ? 0 : min + PAGE_SIZE;
+}
+
 static int fill_gaps(struct cet_rst_thread *t)
 {
-	struct maps_walk w = { .p = t->proc, .prev_end = 0x10000 };
+	struct maps_walk w = { .p = t->proc, .prev_end = 0x10000, .min_gap = smallest_gap_to_fill(t->proc) };
 	unsigned long field[2] = { 0, 0 };
 	int fd, nf = 0, skip = 0;
 	char buf[512];
@@ -405,12 +423,31 @@ out:
 	return ret ? -1 : 0;
 }
 
+#define WRSS_AT(a, off, v) asm volatile("wrssq %1, " #off "(%0)" : : "r"(a), "r"(v) : "memory")
+
+/*
+ * WRSS stores one word per instruction; eight to a loop turn keep the loop's
+ * own instructions from costing more than the stores.  @from is 8-aligned
+ * (an SSP or a page), @to a page boundary.
+ */
 static void write_words(unsigned long from, unsigned long to, const u64 *src)
 {
-	unsigned long a;
+	unsigned long a = from;
 
-	for (a = from; a < to; a += 8, src++)
-		asm volatile("wrssq %1, (%0)" : : "r"(a), "r"(*src) : "memory");
+	for (; a < to && (a & 63); a += 8, src++)
+		WRSS_AT(a, 0, *src);
+	for (; a + 64 <= to; a += 64, src += 8) {
+		WRSS_AT(a, 0, src[0]);
+		WRSS_AT(a, 8, src[1]);
+		WRSS_AT(a, 16, src[2]);
+		WRSS_AT(a, 24, src[3]);
+		WRSS_AT(a, 32, src[4]);
+		WRSS_AT(a, 40, src[5]);
+		WRSS_AT(a, 48, src[6]);
+		WRSS_AT(a, 56, src[7]);
+	}
+	for (; a < to; a += 8, src++)
+		WRSS_AT(a, 0, *src);
 }
 
 /*

@@ -22,6 +22,19 @@ fuzz_tasks() {
 	done | sort
 }
 
+# fuzz_strays: kill the tasks that were not there before the restore and
+# list them in $stray as pid:comm,...
+fuzz_strays() {
+	local p
+	sleep 0.1
+	fuzz_tasks > /tmp/fz.after
+	for p in $(grep -vxF -f /tmp/fz.before /tmp/fz.after); do
+		[ -d "/proc/$p" ] || continue
+		stray="$stray${stray:+,}$p:$(cat /proc/$p/comm 2>/dev/null)"
+		kill -9 "$p" 2>/dev/null
+	done
+}
+
 # fuzz_ss PID: the task's shadow-stack mappings as "start-end,..."
 fuzz_ss() {
 	awk '/^[0-9a-f]+-[0-9a-f]+ / { r = $1 } /^VmFlags:.* ss/ { printf "%s%s", s, r; s = "," }' \
@@ -47,8 +60,14 @@ else
 			> /dev/null 2>&1
 		rc=$?
 		secs=$(echo "$t0 $(lab_now)" | awk '{ printf "%.2f", $2 - $1 }')
-		alive=- features= locked= ss= msg=
-		if [ $rc = 0 ]; then
+		alive=- features= locked= ss= msg= stray=
+		if [ $rc != 0 ]; then
+			# a refused (or killed) restore leaves nothing: whatever is new is
+			# stray, killed at once (a looping one would fill /tmp with its log)
+			fuzz_strays
+			msg=$(head -c 1000000 "$dir/restore.log" | grep -a -m1 'Error' |
+				sed 's/^([ 0-9.]*) *//' | cut -c1-160)
+		else
 			sleep 0.3
 			if alive "$pid"; then
 				alive=yes
@@ -58,22 +77,12 @@ else
 			else
 				alive=no
 				msg=$(cp_fault_of "$pid")
-				msg=${msg:-$(dmesg | grep -a "\[$pid\]\|$pid" | tail -1 | cut -c1-120)}
 			fi
 			kill -9 "$pid" 2>/dev/null
 			# PID 1 reaps it; the next copy needs the pid back
 			wait_for sh -c "! [ -d /proc/$pid ]"
-		else
-			msg=$(grep -a -m1 'Error' "$dir/restore.log" | sed 's/^([ 0-9.]*) *//' | cut -c1-160)
+			fuzz_strays
 		fi
-		sleep 0.1
-		stray=
-		fuzz_tasks > /tmp/fz.after
-		for p in $(grep -vxF -f /tmp/fz.before /tmp/fz.after); do
-			[ -d "/proc/$p" ] || continue
-			stray="$stray${stray:+,}$p:$(cat /proc/$p/comm 2>/dev/null)"
-			kill -9 "$p" 2>/dev/null
-		done
 		lab_line INFO "fuzz.$id" "rc=$rc secs=$secs alive=$alive features=$features locked=$locked ss=$ss stray=$stray msg=$msg"
 		n=$((n + 1))
 	done

@@ -67,6 +67,26 @@ static int check_thread(pid_t tid, const CetCoreEntry *e)
 	return 0;
 }
 
+/* Whole pages, not empty (the vsyscall page lies above task_size) */
+static bool vma_whole_pages(const VmaEntry *e)
+{
+	return !(e->start % PAGE_SIZE) && !(e->end % PAGE_SIZE) && e->start < e->end;
+}
+
+/*
+ * Every mapping of mm.img, as CRIU core reads it (hook in prepare_mm_pid):
+ * CRIU's page restore walks a mapping page by page and never ends on one
+ * whose end is not a page boundary; a damaged image must be refused, not
+ * leave a restore looping.
+ */
+int cet_check_image_vma(const VmaEntry *e)
+{
+	if (vma_whole_pages(e))
+		return 0;
+	pr_err("mapping %#" PRIx64 "-%#" PRIx64 " is malformed in mm.img (not whole pages)\n", e->start, e->end);
+	return -1;
+}
+
 /*
  * A shadow-stack mapping of mm.img: private anonymous memory whose pages
  * CRIU restores (premapped) and whose place the restorer then turns into
@@ -75,8 +95,8 @@ static int check_thread(pid_t tid, const CetCoreEntry *e)
 static int check_stack_vma(const VmaEntry *e)
 {
 	if (!vma_entry_is(e, VMA_AREA_REGULAR) || !vma_entry_is(e, VMA_ANON_PRIVATE) ||
-	    !vma_entry_is(e, VMA_PREMMAPED) || e->start % PAGE_SIZE || e->end % PAGE_SIZE || e->start >= e->end ||
-	    e->start < PAGE_SIZE || e->end > kdat.task_size) {
+	    !vma_entry_is(e, VMA_PREMMAPED) || !vma_whole_pages(e) || e->start < PAGE_SIZE ||
+	    e->end > kdat.task_size) {
 		pr_err("shadow-stack mapping %#" PRIx64 "-%#" PRIx64 " is malformed in mm.img\n", e->start, e->end);
 		return -1;
 	}
