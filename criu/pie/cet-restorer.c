@@ -410,7 +410,7 @@ static void write_words(unsigned long from, unsigned long to, const u64 *src)
 	unsigned long a;
 
 	for (a = from; a < to; a += 8, src++)
-		asm volatile("wrssq %1, (%0)" : : "r"(a), "r"(*src) : "memory");
+		cet_wrss((unsigned long *)a, *src);
 }
 
 /*
