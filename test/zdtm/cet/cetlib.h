@@ -6,8 +6,9 @@
  * test/zdtm/ and built by its Makefile.inc with no change to lib/.
  *
  * Rules every test follows (glibc 2.36 has no shadow-stack support):
- *  - the shadow stack is enabled with an inline syscall (cet_enable()) from
- *    main() after test_init(), and main() never returns (it ends in exit()):
+ *  - the shadow stack is enabled with an inline syscall (cet_enable_shstk(),
+ *    from criu-cet's cet-abi.h) from main() after test_init(), and main()
+ *    never returns (it ends in exit()):
  *    the frames below the enabling one have no shadow-stack entries;
  *  - state is recorded at a point before the checkpoint and read again at the
  *    same point (same frame) after restore, so SSPs must be equal.
@@ -25,45 +26,10 @@
 #include <sys/syscall.h>
 
 #include "zdtmtst.h"
-
-#ifndef ARCH_SHSTK_ENABLE
-#define ARCH_SHSTK_ENABLE  0x5001
-#define ARCH_SHSTK_DISABLE 0x5002
-#define ARCH_SHSTK_LOCK	   0x5003
-#define ARCH_SHSTK_UNLOCK  0x5004
-#define ARCH_SHSTK_STATUS  0x5005
-#endif
-#ifndef ARCH_SHSTK_SHSTK
-#define ARCH_SHSTK_SHSTK (1UL << 0)
-#define ARCH_SHSTK_WRSS	 (1UL << 1)
-#endif
-#ifndef __NR_map_shadow_stack
-#define __NR_map_shadow_stack 453
-#endif
-#ifndef SHADOW_STACK_SET_TOKEN
-#define SHADOW_STACK_SET_TOKEN (1UL << 0)
-#endif
-#ifndef SEGV_CPERR
-#define SEGV_CPERR 10
-#endif
+/* the ABI and its inline helpers, shared with criu-cet (CET_ABI_DIR) */
+#include "cet-abi.h"
 
 #define CET_NOINLINE __attribute__((noinline))
-#define CET_INLINE   inline __attribute__((always_inline))
-
-/* arch_prctl as a raw syscall instruction: returns -errno, never calls glibc */
-static CET_INLINE long cet_prctl(unsigned long op, unsigned long arg)
-{
-	long ret;
-
-	asm volatile("syscall" : "=a"(ret) : "a"(SYS_arch_prctl), "D"(op), "S"(arg) : "rcx", "r11", "memory");
-	return ret;
-}
-
-/*
- * Turn the shadow stack on for the calling thread.  Expand it only in a frame
- * that never returns (main() ending in exit()).
- */
-#define cet_enable() cet_prctl(ARCH_SHSTK_ENABLE, ARCH_SHSTK_SHSTK)
 
 /*
  * main() of a shadow-stack test: ZDTM's set-up, the shadow stack on, run(),
@@ -76,49 +42,13 @@ static CET_INLINE long cet_prctl(unsigned long op, unsigned long arg)
 		long ret;						\
 									\
 		test_init(argc, argv);					\
-		ret = cet_enable();					\
+		ret = cet_enable_shstk();					\
 		if (ret) {						\
 			pr_err("ARCH_SHSTK_ENABLE: %ld\n", ret);	\
 			exit(1);					\
 		}							\
 		exit(run());						\
 	}
-
-/* ARCH_SHSTK_STATUS of the calling thread, ~0UL if the call fails */
-static inline unsigned long cet_status(void)
-{
-	unsigned long features = 0;
-
-	if (cet_prctl(ARCH_SHSTK_STATUS, (unsigned long)&features))
-		return ~0UL;
-	return features;
-}
-
-/* The shadow-stack pointer, 0 when shadow stacks are off (rdssp is a nop) */
-static CET_INLINE unsigned long cet_rdssp(void)
-{
-	unsigned long ssp = 0;
-
-	asm volatile("rdsspq %0" : "+r"(ssp) : : "memory");
-	return ssp;
-}
-
-/* One shadow-stack word written with WRSS (SIGILL when WRSS is off) */
-static CET_INLINE void cet_wrss(unsigned long *addr, unsigned long val)
-{
-	asm volatile("wrssq %1, (%0)" : : "r"(addr), "r"(val) : "memory");
-}
-
-static inline void *cet_map_shadow_stack(unsigned long size, unsigned long flags)
-{
-	return (void *)syscall(__NR_map_shadow_stack, 0UL, size, flags);
-}
-
-/* The value of a 64-bit restore token that lives at @addr */
-static inline unsigned long cet_token_at(unsigned long addr)
-{
-	return (addr + 8) | 1UL;
-}
 
 #ifdef CET_FIBERS
 /*
@@ -182,7 +112,7 @@ asm(".text\n"
 static inline int cet_fiber_init(struct cet_fiber *f, unsigned long ss_size, unsigned long stack_size,
 				 void (*entry)(unsigned long), unsigned long arg, unsigned long *ss_base)
 {
-	unsigned long *ss = cet_map_shadow_stack(ss_size, SHADOW_STACK_SET_TOKEN);
+	unsigned long *ss = cet_map_shadow_stack(0, ss_size, SHADOW_STACK_SET_TOKEN);
 	char *stack;
 
 	if (ss == MAP_FAILED)
@@ -244,21 +174,19 @@ static inline int cet_filter_clone(unsigned int clone_action, unsigned long flag
  * bit with -EPERM when it is locked and -EINVAL otherwise, changing
  * nothing.  ~0UL when a bit answers anything else.
  */
-static inline int cet_status_field(const char *path, const char *field, char *buf, size_t len);
-
 static inline unsigned long cet_lock_mask(void)
 {
 	unsigned long mask = 0;
 	char named[64] = "";
 	int bit;
 
-	cet_status_field("/proc/thread-self/status", "x86_Thread_features_locked", named, sizeof(named));
+	cet_proc_status_field("/proc/thread-self/status", "x86_Thread_features_locked", named, sizeof(named));
 	if (strstr(named, "shstk"))
 		mask |= ARCH_SHSTK_SHSTK;
 	if (strstr(named, "wrss"))
 		mask |= ARCH_SHSTK_WRSS;
-	for (bit = 2; bit < 64; bit++) {
-		long ret = cet_prctl(ARCH_SHSTK_ENABLE, 1UL << bit);
+	for (bit = CET_FIRST_PROBED_BIT; bit < 64; bit++) {
+		long ret = cet_arch_prctl(ARCH_SHSTK_ENABLE, 1UL << bit);
 
 		if (ret == -EPERM)
 			mask |= 1UL << bit;
@@ -266,37 +194,6 @@ static inline unsigned long cet_lock_mask(void)
 			return ~0UL;
 	}
 	return mask;
-}
-
-/* "x86_Thread_features" and the like, from a /proc status file */
-static inline int cet_status_field(const char *path, const char *field, char *buf, size_t len)
-{
-	char line[256];
-	size_t flen = strlen(field);
-	FILE *f = fopen(path, "r");
-	int ret = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, field, flen) && line[flen] == ':') {
-			char *v = line + flen + 1;
-
-			while (*v == ' ' || *v == '\t')
-				v++;
-			flen = strcspn(v, "\n");
-			while (flen && v[flen - 1] == ' ') /* the kernel ends lists with a space */
-				flen--;
-			if (flen >= len)
-				flen = len - 1;
-			memcpy(buf, v, flen);
-			buf[flen] = '\0';
-			ret = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return ret;
 }
 
 /* Shadow-stack mappings of the process: VMAs whose smaps VmFlags have "ss" */
@@ -388,8 +285,8 @@ static CET_NOINLINE __attribute__((unused)) int cet_thread_state(struct cet_thre
 	s->ssp = cet_rdssp();
 	s->status = cet_status();
 	/* a kernel without user shadow stacks has neither field: they stay "" */
-	cet_status_field("/proc/thread-self/status", "x86_Thread_features", s->features, sizeof(s->features));
-	cet_status_field("/proc/thread-self/status", "x86_Thread_features_locked", s->locked, sizeof(s->locked));
+	cet_proc_status_field("/proc/thread-self/status", "x86_Thread_features", s->features, sizeof(s->features));
+	cet_proc_status_field("/proc/thread-self/status", "x86_Thread_features_locked", s->locked, sizeof(s->locked));
 	if (cet_ss_maps(&m))
 		return -1;
 	i = cet_ss_find(&m, s->ssp);

@@ -59,7 +59,7 @@ static CET_NOINLINE int verify(const char *when)
 			break;
 		}
 	}
-	dis = cet_prctl(ARCH_SHSTK_DISABLE, ARCH_SHSTK_SHSTK);
+	dis = cet_arch_prctl(ARCH_SHSTK_DISABLE, ARCH_SHSTK_SHSTK);
 	if (dis != -EPERM)
 		bad |= fail("%s: disabling the locked shadow stack returned %ld", when, dis);
 	if (cet_status() == (ARCH_SHSTK_SHSTK | ARCH_SHSTK_WRSS)) {
@@ -114,15 +114,15 @@ static CET_NOINLINE int run(void)
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGUSR2, &sa, NULL))
 		return pr_perror("sigaction");
-	ret = cet_prctl(ARCH_SHSTK_ENABLE, ARCH_SHSTK_WRSS);
+	ret = cet_arch_prctl(ARCH_SHSTK_ENABLE, ARCH_SHSTK_WRSS);
 	if (ret)
 		return fail("ARCH_SHSTK_ENABLE WRSS: %ld", ret);
-	extra = cet_map_shadow_stack(EXTRA_SIZE, 0);
+	extra = cet_map_shadow_stack(0, EXTRA_SIZE, 0);
 	if (extra == MAP_FAILED)
 		return pr_perror("map_shadow_stack");
 	for (i = 0; i < EXTRA_WORDS; i++)
 		cet_wrss(&extra[i], PATTERN(i));
-	ret = cet_prctl(ARCH_SHSTK_LOCK, -1UL);	/* as glibc does */
+	ret = cet_arch_prctl(ARCH_SHSTK_LOCK, -1UL);	/* as glibc does */
 	if (ret)
 		return fail("ARCH_SHSTK_LOCK: %ld", ret);
 

@@ -22,8 +22,8 @@ static int try_unlocking(const char *when)
 	long dis, wrss;
 	int bad = 0;
 
-	dis = cet_prctl(ARCH_SHSTK_DISABLE, ARCH_SHSTK_SHSTK);
-	wrss = cet_prctl(ARCH_SHSTK_ENABLE, ARCH_SHSTK_WRSS);
+	dis = cet_arch_prctl(ARCH_SHSTK_DISABLE, ARCH_SHSTK_SHSTK);
+	wrss = cet_arch_prctl(ARCH_SHSTK_ENABLE, ARCH_SHSTK_WRSS);
 	if (dis != -EPERM)
 		bad |= fail("%s: disabling the locked shadow stack returned %ld, not -EPERM", when, dis);
 	if (wrss != -EPERM)
@@ -64,7 +64,7 @@ static CET_NOINLINE int run(void)
 	struct cet_rec r;
 	long ret;
 
-	ret = cet_prctl(ARCH_SHSTK_LOCK, -1UL);	/* as glibc does */
+	ret = cet_arch_prctl(ARCH_SHSTK_LOCK, -1UL);	/* as glibc does */
 	if (ret)
 		return fail("ARCH_SHSTK_LOCK: %ld", ret);
 	if (cet_rec_init(&r, 1200, at_bottom, NULL))

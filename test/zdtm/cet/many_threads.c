@@ -26,8 +26,8 @@ static int light_state(struct cet_thread_state *s)
 	memset(s, 0, sizeof(*s));
 	s->ssp = cet_rdssp();
 	s->status = cet_status();
-	cet_status_field("/proc/thread-self/status", "x86_Thread_features", s->features, sizeof(s->features));
-	cet_status_field("/proc/thread-self/status", "x86_Thread_features_locked", s->locked, sizeof(s->locked));
+	cet_proc_status_field("/proc/thread-self/status", "x86_Thread_features", s->features, sizeof(s->features));
+	cet_proc_status_field("/proc/thread-self/status", "x86_Thread_features_locked", s->locked, sizeof(s->locked));
 	s->ss_end = 1;	/* cet_thread_state_expect(): "in a mapping", checked by main */
 	return 0;
 }

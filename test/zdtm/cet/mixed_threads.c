@@ -62,7 +62,7 @@ static void *worker_fn(void *arg)
 
 	if (w->idx == OFF_THREAD) {
 		/* nothing below this frame is checked any more: returning is fine */
-		ret = cet_prctl(ARCH_SHSTK_DISABLE, ARCH_SHSTK_SHSTK);
+		ret = cet_arch_prctl(ARCH_SHSTK_DISABLE, ARCH_SHSTK_SHSTK);
 		if (ret) {
 			w->bad = fail("ARCH_SHSTK_DISABLE: %ld", ret);
 			return NULL;

@@ -23,7 +23,7 @@ int main(int argc, char **argv)
 	int bad = 0;
 
 	test_init(argc, argv);
-	ss = cet_map_shadow_stack(ORPHAN_SIZE, SHADOW_STACK_SET_TOKEN);
+	ss = cet_map_shadow_stack(0, ORPHAN_SIZE, SHADOW_STACK_SET_TOKEN);
 	if (ss == MAP_FAILED) {
 		pr_perror("map_shadow_stack");
 		exit(1);

@@ -55,9 +55,9 @@ static int filter_holds(const char *when)
 {
 	int bad = 0;
 
-	if (cet_map_shadow_stack(1 << 16, SHADOW_STACK_SET_TOKEN) != MAP_FAILED || errno != EPERM)
+	if (cet_map_shadow_stack(0, 1 << 16, SHADOW_STACK_SET_TOKEN) != MAP_FAILED || errno != EPERM)
 		bad |= fail("%s: map_shadow_stack was not refused", when);
-	if (cet_prctl(ARCH_SHSTK_DISABLE, ARCH_SHSTK_SHSTK) != -EPERM)
+	if (cet_arch_prctl(ARCH_SHSTK_DISABLE, ARCH_SHSTK_SHSTK) != -EPERM)
 		bad |= fail("%s: ARCH_SHSTK_DISABLE was not refused", when);
 	return bad;
 }
@@ -85,7 +85,7 @@ static CET_NOINLINE int run(void)
 {
 	struct cet_rec r;
 
-	if (cet_map_shadow_stack(1 << 16, SHADOW_STACK_SET_TOKEN) == MAP_FAILED)
+	if (cet_map_shadow_stack(0, 1 << 16, SHADOW_STACK_SET_TOKEN) == MAP_FAILED)
 		return fail("map_shadow_stack");
 	if (install_filter())
 		return 1;

@@ -77,7 +77,7 @@ static CET_NOINLINE void handler(int sig)
 	if (frame_before[0] != (unsigned long)__builtin_return_address(0))
 		bad |= fail("shadow stack holds %#lx, the handler returns to %p", frame_before[0],
 			    __builtin_return_address(0));
-	if (!(frame_before[1] & (1UL << 63)))
+	if (!(frame_before[1] & CET_SIGFRAME_DATA))
 		bad |= fail("no SSP token above the handler's return address (%#lx)", frame_before[1]);
 
 	if (cet_rec_init(&r, 1000, at_bottom, NULL)) {

@@ -64,7 +64,7 @@ static CET_NOINLINE int run(void)
 	int i;
 
 	for (i = 0; i < NR_SPARSE; i++) {
-		sparse[i] = cet_map_shadow_stack(SPARSE_SIZE, SHADOW_STACK_SET_TOKEN);
+		sparse[i] = cet_map_shadow_stack(0, SPARSE_SIZE, SHADOW_STACK_SET_TOKEN);
 		if (sparse[i] == MAP_FAILED)
 			return fail("map_shadow_stack of %lu MiB", SPARSE_SIZE >> 20);
 	}

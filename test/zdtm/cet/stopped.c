@@ -68,8 +68,8 @@ static int proc_state(pid_t pid, char *state, char *features, size_t len)
 	char path[64], st[32];
 
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	if (cet_status_field(path, "State", st, sizeof(st)) ||
-	    cet_status_field(path, "x86_Thread_features", features, len))
+	if (cet_proc_status_field(path, "State", st, sizeof(st)) ||
+	    cet_proc_status_field(path, "x86_Thread_features", features, len))
 		return pr_perror("read %s", path);
 	*state = st[0];
 	return 0;

@@ -169,7 +169,7 @@ int main(int argc, char **argv)
 
 	BEFORE_START(argc, argv);
 	test_init(argc, argv);
-	ret = cet_enable();
+	ret = cet_enable_shstk();
 	if (ret) {
 		pr_err("ARCH_SHSTK_ENABLE: %ld\n", ret);
 		exit(1);

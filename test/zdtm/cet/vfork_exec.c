@@ -98,7 +98,7 @@ static int child_proc_features(char *buf, size_t len)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/status", child);
-	return cet_status_field(path, "x86_Thread_features", buf, len);
+	return cet_proc_status_field(path, "x86_Thread_features", buf, len);
 }
 
 static int at_bottom(struct cet_rec *r)
@@ -182,7 +182,7 @@ int main(int argc, char **argv)
 			fail("the exec'd child starts with status %#lx", cet_status());
 			exit(2);
 		}
-		ret = cet_enable();
+		ret = cet_enable_shstk();
 		if (ret) {
 			fail("child ARCH_SHSTK_ENABLE: %ld", ret);
 			exit(2);
@@ -191,7 +191,7 @@ int main(int argc, char **argv)
 	}
 
 	test_init(argc, argv);
-	ret = cet_enable();
+	ret = cet_enable_shstk();
 	if (ret) {
 		pr_err("ARCH_SHSTK_ENABLE: %ld\n", ret);
 		exit(1);

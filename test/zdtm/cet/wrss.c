@@ -124,17 +124,17 @@ static CET_NOINLINE int run(void)
 	if (sigaction(SIGILL, &sa, NULL))
 		return pr_perror("sigaction");
 #ifndef CET_WRSS_OFF
-	ret = cet_prctl(ARCH_SHSTK_ENABLE, ARCH_SHSTK_WRSS);
+	ret = cet_arch_prctl(ARCH_SHSTK_ENABLE, ARCH_SHSTK_WRSS);
 	if (ret)
 		return fail("ARCH_SHSTK_ENABLE WRSS: %ld", ret);
-	extra = cet_map_shadow_stack(EXTRA_SIZE, 0);
+	extra = cet_map_shadow_stack(0, EXTRA_SIZE, 0);
 	if (extra == MAP_FAILED)
 		return pr_perror("map_shadow_stack");
 	for (i = 0; i < EXTRA_WORDS; i++)
 		cet_wrss(&extra[i], PATTERN(i));
 #else
 	(void)ret;
-	extra = cet_map_shadow_stack(EXTRA_SIZE, SHADOW_STACK_SET_TOKEN);
+	extra = cet_map_shadow_stack(0, EXTRA_SIZE, SHADOW_STACK_SET_TOKEN);
 	if (extra == MAP_FAILED)
 		return pr_perror("map_shadow_stack");
 	(void)i;
