@@ -13,10 +13,12 @@ BUILD		:= $(CURDIR)/build
 export CRIU_CET_CACHE ?= /var/cache/criu-cet
 export BUILD
 
-GUEST_CFLAGS	:= -static -O2 -g -Wall -Wextra -Wno-unused-parameter -fno-omit-frame-pointer
+GUEST_CFLAGS	:= -static -O2 -g -Wall -Wextra -Wno-unused-parameter -fno-omit-frame-pointer \
+		   -I$(CURDIR)/criu/arch/x86/cet
 GUEST_SRCS	:= $(wildcard lab/guest/*.c)
 GUEST_BINS	:= $(patsubst lab/guest/%.c,$(BUILD)/guest/bin/%,$(GUEST_SRCS))
-GUEST_HDRS	:= $(wildcard lab/guest/*.h)
+# the shadow-stack ABI the guest programs share with criu-cet and the ZDTM tests
+GUEST_HDRS	:= criu/arch/x86/cet/cet-abi.h
 INITRAMFS	:= $(BUILD)/initramfs.cpio.gz
 
 .PHONY: all deps sources bochs kernel kernel-patched criu-stock criu-cet guest initramfs \

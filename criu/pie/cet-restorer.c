@@ -423,6 +423,7 @@ out:
 	return ret ? -1 : 0;
 }
 
+/* cet_wrss() with a displacement: no address computed per word */
 #define WRSS_AT(a, off, v) asm volatile("wrssq %1, " #off "(%0)" : : "r"(a), "r"(v) : "memory")
 
 /*

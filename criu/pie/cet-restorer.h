@@ -28,7 +28,9 @@
  * Everything that changes SSP under our feet (2 and 4) is expanded inline
  * in the restorer's top-level function, which never returns: a return
  * through a frame older than the shadow stack would fault.  Calls made
- * afterwards push and pop their own entries and are fine.
+ * afterwards push and pop their own entries and are fine.  The inline
+ * helpers for it (cet_enable_shstk(), cet_rdssp(), cet_wrss()) are the
+ * ones of cet-abi.h.
  */
 #ifndef __CR_PIE_CET_RESTORER_H__
 #define __CR_PIE_CET_RESTORER_H__
@@ -43,30 +45,6 @@ int cet_rst_own_contents(struct cet_rst_thread *t);
 int cet_rst_finish(struct cet_rst_thread *t);
 void cet_rst_fail(struct cet_rst_thread *t);
 
-static always_inline long cet_rst_enable_shstk(void)
-{
-	long ret;
-
-	asm volatile("syscall"
-		     : "=a"(ret)
-		     : "a"(158 /* __NR_arch_prctl */), "D"(ARCH_SHSTK_ENABLE), "S"(ARCH_SHSTK_SHSTK)
-		     : "rcx", "r11", "memory");
-	return ret;
-}
-
-static always_inline unsigned long cet_rst_rdssp(void)
-{
-	unsigned long ssp = 0;
-
-	asm volatile("rdsspq %0" : "+r"(ssp));
-	return ssp;
-}
-
-static always_inline void cet_rst_wrss_inline(unsigned long addr, unsigned long val)
-{
-	asm volatile("wrssq %1, (%0)" : : "r"(addr), "r"(val) : "memory");
-}
-
 /*
  * Put two words under the dumped SSP: the sigframe token rt_sigreturn will
  * pop (dumped SSP | bit 63) and, below it, a restore token; rstorssp onto
@@ -74,8 +52,8 @@ static always_inline void cet_rst_wrss_inline(unsigned long addr, unsigned long 
  */
 static always_inline void cet_rst_switch(unsigned long ssp)
 {
-	cet_rst_wrss_inline(ssp - 8, ssp | CET_SIGFRAME_DATA);
-	cet_rst_wrss_inline(ssp - 16, (ssp - 8) | CET_TOKEN_MODE64);
+	cet_wrss((unsigned long *)(ssp - 8), ssp | CET_SIGFRAME_DATA);
+	cet_wrss((unsigned long *)(ssp - 16), cet_token_for(ssp - 8));
 	asm volatile("rstorssp (%0)\n\t"
 		     "incsspq %1\n\t"
 		     :
@@ -100,8 +78,8 @@ static always_inline int cet_restore_thread(struct cet_rst_thread *t)
 
 	if (cet_rst_place_begin(t))
 		goto fail;
-	ret = cet_rst_enable_shstk();
-	ssp = cet_rst_rdssp();
+	ret = cet_enable_shstk();
+	ssp = cet_rdssp();
 	if (cet_rst_place_end(t, ret, ssp))
 		goto fail;
 	if (cet_rst_other_stacks(t))

@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "cet.h"
+#include "cet-abi.h"
 
 #define TICK_US		1000
 #define THREAD_FRAMES	32
@@ -292,7 +292,7 @@ int main(int argc, char **argv)
 	dir = argv[optind];
 
 	/* From here on main() never returns: it ends in exit(). */
-	if (shstk && CET_ENABLE_SHSTK())
+	if (shstk && cet_enable_shstk())
 		exit(3);
 
 	if (heap_kb) {

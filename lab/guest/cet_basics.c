@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 
-#include "cet.h"
+#include "cet-abi.h"
 
 static int report_fd = -1;
 
@@ -261,7 +261,7 @@ static int run_check(const struct check *c)
 
 		close(fds[0]);
 		report_fd = fds[1];
-		ret = CET_ENABLE_SHSTK();
+		ret = cet_enable_shstk();
 		if (ret) {
 			report("ARCH_SHSTK_ENABLE: %ld", ret);
 			_exit(2);

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "cet.h"
+#include "cet-abi.h"
 
 static __attribute__((noinline)) unsigned long walk(int depth, unsigned long acc)
 {
@@ -41,7 +41,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2)
 		return 1;
-	if (argc > 2 && !strcmp(argv[2], "shstk") && CET_ENABLE_SHSTK())
+	if (argc > 2 && !strcmp(argv[2], "shstk") && cet_enable_shstk())
 		exit(3);
 	fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "cet.h"
+#include "cet-abi.h"
 
 #define DEPTH 512
 
@@ -116,7 +116,7 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		return 1;
 	status_path = argv[1];
-	if (CET_ENABLE_SHSTK())
+	if (cet_enable_shstk())
 		exit(3);
 	/* what glibc does once it has enabled shadow stacks */
 	cet_arch_prctl(ARCH_SHSTK_LOCK, -1UL);	/* as glibc does */

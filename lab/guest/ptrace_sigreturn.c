@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "cet.h"
+#include "cet-abi.h"
 
 static volatile sig_atomic_t handled;
 
@@ -28,7 +28,7 @@ static void on_usr1(int sig)
 
 static void child(void)
 {
-	if (CET_ENABLE_SHSTK())
+	if (cet_enable_shstk())
 		_exit(2);
 	signal(SIGUSR1, on_usr1);
 	ptrace(PTRACE_TRACEME, 0, NULL, NULL);

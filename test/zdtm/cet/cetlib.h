@@ -6,16 +6,26 @@
  * test/zdtm/ and built by its Makefile.inc with no change to lib/.
  *
  * Rules every test follows (glibc 2.36 has no shadow-stack support):
- *  - the shadow stack is enabled with an inline syscall (cet_enable()) from
- *    main() after test_init(), and main() never returns (it ends in exit()):
- *    the frames below the enabling one have no shadow-stack entries;
+ *  - the shadow stack is enabled with an inline syscall (cet_enable_shstk(),
+ *    CET_TEST_INIT()) from main() after test_init(), and main() never
+ *    returns (it ends in exit()): the frames below the enabling one have no
+ *    shadow-stack entries;
  *  - state is recorded at a point before the checkpoint and read again at the
  *    same point (same frame) after restore, so SSPs must be equal.
+ *
+ * The ABI itself (constants, arch_prctl, rdssp, wrss, tokens, the /proc
+ * status parser) is criu-cet's criu/arch/x86/cet/cet-abi.h; what is here is
+ * the tests' own scaffolding: recording and comparing a thread's state
+ * around the checkpoint (cet_snap, cet_checkpoint()), the recursion with
+ * SSP checks (cet_rec, cet_recurse()), parked worker threads (cet_worker),
+ * fibers and a clone filter for the tests that ask for them.
  */
 #ifndef ZDTM_CET_LIB_H
 #define ZDTM_CET_LIB_H
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,102 +33,53 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include "zdtmtst.h"
-
-#ifndef ARCH_SHSTK_ENABLE
-#define ARCH_SHSTK_ENABLE  0x5001
-#define ARCH_SHSTK_DISABLE 0x5002
-#define ARCH_SHSTK_LOCK	   0x5003
-#define ARCH_SHSTK_UNLOCK  0x5004
-#define ARCH_SHSTK_STATUS  0x5005
-#endif
-#ifndef ARCH_SHSTK_SHSTK
-#define ARCH_SHSTK_SHSTK (1UL << 0)
-#define ARCH_SHSTK_WRSS	 (1UL << 1)
-#endif
-#ifndef __NR_map_shadow_stack
-#define __NR_map_shadow_stack 453
-#endif
-#ifndef SHADOW_STACK_SET_TOKEN
-#define SHADOW_STACK_SET_TOKEN (1UL << 0)
-#endif
-#ifndef SEGV_CPERR
-#define SEGV_CPERR 10
-#endif
+/* the ABI and its inline helpers, shared with criu-cet (CET_ABI_DIR) */
+#include "cet-abi.h"
 
 #define CET_NOINLINE __attribute__((noinline))
-#define CET_INLINE   inline __attribute__((always_inline))
-
-/* arch_prctl as a raw syscall instruction: returns -errno, never calls glibc */
-static CET_INLINE long cet_prctl(unsigned long op, unsigned long arg)
-{
-	long ret;
-
-	asm volatile("syscall" : "=a"(ret) : "a"(SYS_arch_prctl), "D"(op), "S"(arg) : "rcx", "r11", "memory");
-	return ret;
-}
 
 /*
- * Turn the shadow stack on for the calling thread.  Expand it only in a frame
- * that never returns (main() ending in exit()).
+ * ZDTM's set-up and the shadow stack on, expanded in main() of a
+ * shadow-stack test, which never returns (it ends in exit()): no frame
+ * older than the shadow stack is ever returned to.
  */
-#define cet_enable() cet_prctl(ARCH_SHSTK_ENABLE, ARCH_SHSTK_SHSTK)
+#define CET_TEST_INIT(argc, argv)					\
+	do {								\
+		long __ret;						\
+									\
+		test_init(argc, argv);					\
+		__ret = cet_enable_shstk();				\
+		if (__ret) {						\
+			pr_err("ARCH_SHSTK_ENABLE: %ld\n", __ret);	\
+			exit(1);					\
+		}							\
+	} while (0)
 
-/*
- * main() of a shadow-stack test: ZDTM's set-up, the shadow stack on, run(),
- * exit.  The shadow stack is turned on in main's own frame, which never
- * returns: no frame older than the shadow stack is ever returned to.
- */
+/* main() of a shadow-stack test: CET_TEST_INIT(), run(), exit */
 #define CET_TEST_MAIN(run)						\
 	int main(int argc, char **argv)					\
 	{								\
-		long ret;						\
-									\
-		test_init(argc, argv);					\
-		ret = cet_enable();					\
-		if (ret) {						\
-			pr_err("ARCH_SHSTK_ENABLE: %ld\n", ret);	\
-			exit(1);					\
-		}							\
+		CET_TEST_INIT(argc, argv);				\
 		exit(run());						\
 	}
 
-/* ARCH_SHSTK_STATUS of the calling thread, ~0UL if the call fails */
-static inline unsigned long cet_status(void)
-{
-	unsigned long features = 0;
-
-	if (cet_prctl(ARCH_SHSTK_STATUS, (unsigned long)&features))
-		return ~0UL;
-	return features;
-}
-
-/* The shadow-stack pointer, 0 when shadow stacks are off (rdssp is a nop) */
-static CET_INLINE unsigned long cet_rdssp(void)
-{
-	unsigned long ssp = 0;
-
-	asm volatile("rdsspq %0" : "+r"(ssp) : : "memory");
-	return ssp;
-}
-
-/* One shadow-stack word written with WRSS (SIGILL when WRSS is off) */
-static CET_INLINE void cet_wrss(unsigned long *addr, unsigned long val)
-{
-	asm volatile("wrssq %1, (%0)" : : "r"(addr), "r"(val) : "memory");
-}
-
-static inline void *cet_map_shadow_stack(unsigned long size, unsigned long flags)
-{
-	return (void *)syscall(__NR_map_shadow_stack, 0UL, size, flags);
-}
-
-/* The value of a 64-bit restore token that lives at @addr */
-static inline unsigned long cet_token_at(unsigned long addr)
-{
-	return (addr + 8) | 1UL;
-}
+/*
+ * The end of a test: 1 if @bad, else the summary (test_msg() format and
+ * arguments) and PASS, and 0.
+ */
+#define cet_pass(bad, fmt, ...)						\
+	({								\
+		int __bad = (bad);					\
+									\
+		if (!__bad) {						\
+			test_msg(fmt, ##__VA_ARGS__);			\
+			pass();						\
+		}							\
+		__bad ? 1 : 0;						\
+	})
 
 #ifdef CET_FIBERS
 /*
@@ -182,7 +143,7 @@ asm(".text\n"
 static inline int cet_fiber_init(struct cet_fiber *f, unsigned long ss_size, unsigned long stack_size,
 				 void (*entry)(unsigned long), unsigned long arg, unsigned long *ss_base)
 {
-	unsigned long *ss = cet_map_shadow_stack(ss_size, SHADOW_STACK_SET_TOKEN);
+	unsigned long *ss = cet_map_shadow_stack(0, ss_size, SHADOW_STACK_SET_TOKEN);
 	char *stack;
 
 	if (ss == MAP_FAILED)
@@ -244,21 +205,19 @@ static inline int cet_filter_clone(unsigned int clone_action, unsigned long flag
  * bit with -EPERM when it is locked and -EINVAL otherwise, changing
  * nothing.  ~0UL when a bit answers anything else.
  */
-static inline int cet_status_field(const char *path, const char *field, char *buf, size_t len);
-
 static inline unsigned long cet_lock_mask(void)
 {
 	unsigned long mask = 0;
 	char named[64] = "";
 	int bit;
 
-	cet_status_field("/proc/thread-self/status", "x86_Thread_features_locked", named, sizeof(named));
+	cet_proc_status_field("/proc/thread-self/status", "x86_Thread_features_locked", named, sizeof(named));
 	if (strstr(named, "shstk"))
 		mask |= ARCH_SHSTK_SHSTK;
 	if (strstr(named, "wrss"))
 		mask |= ARCH_SHSTK_WRSS;
-	for (bit = 2; bit < 64; bit++) {
-		long ret = cet_prctl(ARCH_SHSTK_ENABLE, 1UL << bit);
+	for (bit = CET_FIRST_PROBED_BIT; bit < 64; bit++) {
+		long ret = cet_arch_prctl(ARCH_SHSTK_ENABLE, 1UL << bit);
 
 		if (ret == -EPERM)
 			mask |= 1UL << bit;
@@ -268,35 +227,13 @@ static inline unsigned long cet_lock_mask(void)
 	return mask;
 }
 
-/* "x86_Thread_features" and the like, from a /proc status file */
-static inline int cet_status_field(const char *path, const char *field, char *buf, size_t len)
+/* A field of /proc/@pid/status, as cet_proc_status_field() */
+static inline int cet_pid_status_field(pid_t pid, const char *field, char *buf, size_t len)
 {
-	char line[256];
-	size_t flen = strlen(field);
-	FILE *f = fopen(path, "r");
-	int ret = -1;
+	char path[64];
 
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, field, flen) && line[flen] == ':') {
-			char *v = line + flen + 1;
-
-			while (*v == ' ' || *v == '\t')
-				v++;
-			flen = strcspn(v, "\n");
-			while (flen && v[flen - 1] == ' ') /* the kernel ends lists with a space */
-				flen--;
-			if (flen >= len)
-				flen = len - 1;
-			memcpy(buf, v, flen);
-			buf[flen] = '\0';
-			ret = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return ret;
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	return cet_proc_status_field(path, field, buf, len);
 }
 
 /* Shadow-stack mappings of the process: VMAs whose smaps VmFlags have "ss" */
@@ -379,17 +316,27 @@ struct cet_thread_state {
 	unsigned long depth;		/* used entries above ssp: (ss_end - ssp) / 8 */
 };
 
+/*
+ * The state without the smaps walk (ss_start, ss_end and depth stay 0):
+ * inline, the SSP is the caller's.
+ */
+static CET_INLINE void cet_thread_state_own(struct cet_thread_state *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->ssp = cet_rdssp();
+	s->status = cet_status();
+	/* a kernel without user shadow stacks has neither field: they stay "" */
+	cet_proc_status_field("/proc/thread-self/status", "x86_Thread_features", s->features, sizeof(s->features));
+	cet_proc_status_field("/proc/thread-self/status", "x86_Thread_features_locked", s->locked,
+			      sizeof(s->locked));
+}
+
 static CET_NOINLINE __attribute__((unused)) int cet_thread_state(struct cet_thread_state *s)
 {
 	struct cet_ss_maps m;
 	int i;
 
-	memset(s, 0, sizeof(*s));
-	s->ssp = cet_rdssp();
-	s->status = cet_status();
-	/* a kernel without user shadow stacks has neither field: they stay "" */
-	cet_status_field("/proc/thread-self/status", "x86_Thread_features", s->features, sizeof(s->features));
-	cet_status_field("/proc/thread-self/status", "x86_Thread_features_locked", s->locked, sizeof(s->locked));
+	cet_thread_state_own(s);
 	if (cet_ss_maps(&m))
 		return -1;
 	i = cet_ss_find(&m, s->ssp);
@@ -441,6 +388,156 @@ static inline int cet_thread_state_expect(const struct cet_thread_state *s, unsi
 		bad |= fail("%s: SSP %#lx with the shadow stack off", who, s->ssp);
 	}
 	return bad;
+}
+
+/* The usual expectation: the shadow stack on, WRSS off, nothing locked */
+static inline int cet_expect_shstk(const struct cet_thread_state *s, const char *who)
+{
+	return cet_thread_state_expect(s, ARCH_SHSTK_SHSTK, "shstk", "", who);
+}
+
+/* A thread's CET state and the process's ss mappings, recorded together */
+struct cet_snap {
+	struct cet_thread_state st;
+	struct cet_ss_maps maps;
+};
+
+/* Like cet_thread_state(), from the same frame before and after: -1 on error */
+static CET_NOINLINE __attribute__((unused)) int cet_snap(struct cet_snap *s)
+{
+	if (cet_thread_state(&s->st) || cet_ss_maps(&s->maps))
+		return -1;
+	return 0;
+}
+
+/* @who names the thread, @maps_who the process in failure messages */
+static inline int cet_snap_cmp(const struct cet_snap *a, const struct cet_snap *b, const char *who,
+			       const char *maps_who)
+{
+	int bad = 0;
+
+	bad |= cet_thread_state_cmp(&a->st, &b->st, who);
+	bad |= cet_ss_maps_cmp(&a->maps, &b->maps, maps_who);
+	return bad;
+}
+
+/*
+ * The checkpoint as the thread that waits for it sees it (cet_checkpoint()):
+ * its state and the ss mappings recorded in @before, check(restored = 0,
+ * "before the dump"), test_daemon() and test_waitsig(), the state recorded
+ * again in @after from the same frame and compared, then check(restored =
+ * 1, "after restore").  check() (may be NULL) returns the bad bits of what
+ * it checked, or -1 before the dump to give up before test_daemon().
+ */
+struct cet_ckpt {
+	const char *who;	/* the thread in failure messages ("main") */
+	const char *maps_who;	/* its process ("process" if NULL) */
+	int (*check)(struct cet_ckpt *c, int restored, const char *when);
+	struct cet_snap before, after;
+};
+
+static CET_NOINLINE __attribute__((unused)) int cet_checkpoint(struct cet_ckpt *c)
+{
+	int bad = 0, ret;
+
+	if (cet_snap(&c->before))
+		return 1;
+	if (c->check) {
+		ret = c->check(c, 0, "before the dump");
+		if (ret < 0)
+			return 1;
+		bad |= ret;
+	}
+
+	test_daemon();
+	test_waitsig();
+
+	if (cet_snap(&c->after))
+		return 1;
+	bad |= cet_snap_cmp(&c->before, &c->after, c->who, c->maps_who ? c->maps_who : "process");
+	if (c->check)
+		bad |= c->check(c, 1, "after restore");
+	return bad;
+}
+
+/*
+ * WRSS on, and an extra shadow stack of @size (no token) whose words WRSS
+ * writes with @pattern(i): NULL, the failure reported, if a step fails
+ */
+static inline unsigned long *cet_wrss_stack(unsigned long size, unsigned long (*pattern)(unsigned long i))
+{
+	long ret = cet_arch_prctl(ARCH_SHSTK_ENABLE, ARCH_SHSTK_WRSS);
+	unsigned long *ss, i;
+
+	if (ret) {
+		fail("ARCH_SHSTK_ENABLE WRSS: %ld", ret);
+		return NULL;
+	}
+	ss = cet_map_shadow_stack(0, size, 0);
+	if (ss == MAP_FAILED) {
+		pr_perror("map_shadow_stack");
+		return NULL;
+	}
+	for (i = 0; i < size / 8; i++)
+		cet_wrss(&ss[i], pattern(i));
+	return ss;
+}
+
+/*
+ * A child's checkpoint when the test process is the one ZDTM talks to: @sig
+ * blocked but in sigsuspend(), the state recorded and the shadow stack
+ * expected on, a byte to the test on @ready_fd (closed then), a wait until
+ * @sig's handler sets *@go, the state recorded again and compared.
+ */
+static CET_NOINLINE __attribute__((unused)) int cet_child_checkpoint(int ready_fd, int sig, volatile sig_atomic_t *go,
+								     const char *who)
+{
+	struct cet_thread_state b, a;
+	sigset_t block, wait;
+	int bad = 0;
+
+	sigemptyset(&block);
+	sigaddset(&block, sig);
+	sigprocmask(SIG_BLOCK, &block, &wait);
+	sigdelset(&wait, sig);
+
+	if (cet_thread_state(&b))
+		return 1;
+	bad |= cet_expect_shstk(&b, who);
+	if (write(ready_fd, "r", 1) != 1)
+		return pr_perror("ready pipe");
+	close(ready_fd);
+	while (!*go)
+		sigsuspend(&wait);
+	if (cet_thread_state(&a))
+		return 1;
+	bad |= cet_thread_state_cmp(&b, &a, who);
+	return bad;
+}
+
+/* The restore token of a shadow stack, at @addr, is intact */
+static inline int cet_check_token(unsigned long addr, const char *who)
+{
+	unsigned long val = *(volatile unsigned long *)addr;
+
+	if (val != cet_token_at(addr))
+		return fail("%s: restore token at %#lx holds %#lx, expected %#lx", who, addr, val, cet_token_at(addr));
+	return 0;
+}
+
+/* Wait for a child of the test; 0 if it exited with 0 */
+static inline int cet_wait_child(pid_t pid, const char *what)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		return pr_perror("waitpid %s %d", what, pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		fail("%s %d ended with status %#x%s", what, pid, status,
+		     WIFSIGNALED(status) ? " (killed by a signal)" : "");
+		return 1;
+	}
+	return 0;
 }
 
 /*
@@ -530,6 +627,148 @@ static CET_NOINLINE __attribute__((unused)) int cet_rec_run(struct cet_rec *r, c
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * The recursion of @max frames below the first, bottom(r) at the deepest
+ * (r->arg is @arg), unwound and checked (cet_rec_run()); 0 when intact
+ */
+static CET_NOINLINE __attribute__((unused)) int cet_recurse(int max, int (*bottom)(struct cet_rec *), void *arg,
+							    const char *who)
+{
+	struct cet_rec r;
+
+	if (cet_rec_init(&r, max, bottom, arg))
+		return 1;
+	return cet_rec_run(&r, who);
+}
+
+/* A cet_rec bottom that waits there for the checkpoint: r->arg is a cet_ckpt */
+static __attribute__((unused)) int cet_rec_checkpoint(struct cet_rec *r)
+{
+	return cet_checkpoint(r->arg);
+}
+
+/* pthread_create() with SIGTERM blocked: only the main thread takes it */
+static inline int cet_thread_start(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	sigset_t set, old;
+	int ret;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	ret = pthread_create(th, attr, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret) {
+		errno = ret;
+		return pr_perror("pthread_create");
+	}
+	return 0;
+}
+
+/* Threads parked until the main thread is done with the checkpoint */
+struct cet_park {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int ready, go;
+};
+#define CET_PARK_INIT { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0 }
+
+/* A thread: count itself in and wait to be released */
+static inline void cet_park(struct cet_park *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->ready++;
+	pthread_cond_broadcast(&p->cond);
+	while (!p->go)
+		pthread_cond_wait(&p->cond, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* The main thread: wait until @n threads are parked */
+static inline void cet_park_wait(struct cet_park *p, int n)
+{
+	pthread_mutex_lock(&p->lock);
+	while (p->ready < n)
+		pthread_cond_wait(&p->cond, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+}
+
+static inline void cet_park_release(struct cet_park *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->go = 1;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/*
+ * A worker thread checkpointed mid-recursion: at the bottom of its
+ * recursion it records its state, expects want_status/want_features (no
+ * locks), parks until released, records its state again and compares.
+ * cet_worker_fn() is its thread function; w->bad is the result.
+ */
+struct cet_worker {
+	int idx, depth;
+	char who[48];
+	pthread_t th;
+	struct cet_park *park;
+	int (*state)(struct cet_thread_state *s);	/* how it records its state */
+	unsigned long want_status;
+	const char *want_features;
+	struct cet_rec rec;
+	struct cet_thread_state before, after;
+	int bad;
+};
+
+static __attribute__((unused)) int cet_worker_bottom(struct cet_rec *r)
+{
+	struct cet_worker *w = r->arg;
+	int bad = 0;
+
+	if (w->state(&w->before))
+		return 1;
+	bad |= cet_thread_state_expect(&w->before, w->want_status, w->want_features, "", w->who);
+	cet_park(w->park);
+	if (w->state(&w->after))
+		return 1;
+	bad |= cet_thread_state_cmp(&w->before, &w->after, w->who);
+	return bad;
+}
+
+/* "thread @idx", the shadow stack on, cet_thread_state(); -1 on error */
+static inline int cet_worker_init(struct cet_worker *w, int idx, int depth, struct cet_park *park)
+{
+	w->idx = idx;
+	w->depth = depth;
+	snprintf(w->who, sizeof(w->who), "thread %d", idx);
+	w->park = park;
+	w->state = cet_thread_state;
+	w->want_status = ARCH_SHSTK_SHSTK;
+	w->want_features = "shstk";
+	return cet_rec_init(&w->rec, depth, cet_worker_bottom, w);
+}
+
+static __attribute__((unused)) void *cet_worker_fn(void *arg)
+{
+	struct cet_worker *w = arg;
+
+	w->bad = cet_rec_run(&w->rec, w->who);
+	return NULL;
+}
+
+/* Release the parked workers, join them: the bad bits of all of them */
+static inline int cet_workers_finish(struct cet_park *park, struct cet_worker *w, int n)
+{
+	int i, bad = 0;
+
+	cet_park_release(park);
+	for (i = 0; i < n; i++) {
+		pthread_join(w[i].th, NULL);
+		bad |= w[i].bad;
+	}
+	return bad;
 }
 
 #endif /* ZDTM_CET_LIB_H */

@@ -19,11 +19,14 @@ const char *test_author = "criu-cet";
 
 #define EXTRA_SIZE  (2 * 4096UL)
 #define EXTRA_WORDS (EXTRA_SIZE / 8)
-#define PATTERN(i)  (0xc0de000000000000UL | ((unsigned long)(i) * 0x1003UL))
+
+static inline unsigned long pattern(unsigned long i)
+{
+	return 0xc0de000000000000UL | (i * 0x1003UL);
+}
 
 static unsigned long *extra;
-static struct cet_thread_state before;
-static struct cet_ss_maps maps_before;
+static struct cet_snap ref;
 static volatile sig_atomic_t usr2;
 static int checks, have_ref;
 
@@ -35,38 +38,35 @@ static void on_usr2(int sig)
 /* called from the same frame every time: the SSP inside must not move */
 static CET_NOINLINE int verify(const char *when)
 {
-	struct cet_thread_state now;
-	struct cet_ss_maps maps;
+	static struct cet_snap now;
 	unsigned long i, *slot = extra + 3;
 	long dis;
 	int bad = 0;
 
-	if (cet_thread_state(&now) || cet_ss_maps(&maps))
+	if (cet_snap(&now))
 		return 1;
 	if (!have_ref) { /* the first call, before the dump, is the reference */
-		before = now;
-		maps_before = maps;
+		ref = now;
 		have_ref = 1;
-		bad |= cet_thread_state_expect(&before, ARCH_SHSTK_SHSTK | ARCH_SHSTK_WRSS, "shstk wrss",
+		bad |= cet_thread_state_expect(&ref.st, ARCH_SHSTK_SHSTK | ARCH_SHSTK_WRSS, "shstk wrss",
 					       "shstk wrss", when);
 	}
-	bad |= cet_thread_state_cmp(&before, &now, when);
-	bad |= cet_ss_maps_cmp(&maps_before, &maps, when);
+	bad |= cet_snap_cmp(&ref, &now, when, when);
 	for (i = 0; i < EXTRA_WORDS; i++) {
-		if (extra[i] != PATTERN(i)) {
+		if (extra[i] != pattern(i)) {
 			bad |= fail("%s: extra shadow stack word %lu is %#lx, expected %#lx", when, i, extra[i],
-				    PATTERN(i));
+				    pattern(i));
 			break;
 		}
 	}
-	dis = cet_prctl(ARCH_SHSTK_DISABLE, ARCH_SHSTK_SHSTK);
+	dis = cet_arch_prctl(ARCH_SHSTK_DISABLE, ARCH_SHSTK_SHSTK);
 	if (dis != -EPERM)
 		bad |= fail("%s: disabling the locked shadow stack returned %ld", when, dis);
 	if (cet_status() == (ARCH_SHSTK_SHSTK | ARCH_SHSTK_WRSS)) {
-		cet_wrss(slot, ~PATTERN(3));
-		if (*slot != ~PATTERN(3))
+		cet_wrss(slot, ~pattern(3));
+		if (*slot != ~pattern(3))
 			bad |= fail("%s: wrssq did not write", when);
-		cet_wrss(slot, PATTERN(3));
+		cet_wrss(slot, pattern(3));
 	}
 	return bad;
 }
@@ -107,33 +107,21 @@ static int at_bottom(struct cet_rec *r)
 static CET_NOINLINE int run(void)
 {
 	struct sigaction sa = { .sa_handler = on_usr2 };
-	struct cet_rec r;
-	unsigned long i;
 	long ret;
 
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGUSR2, &sa, NULL))
 		return pr_perror("sigaction");
-	ret = cet_prctl(ARCH_SHSTK_ENABLE, ARCH_SHSTK_WRSS);
-	if (ret)
-		return fail("ARCH_SHSTK_ENABLE WRSS: %ld", ret);
-	extra = cet_map_shadow_stack(EXTRA_SIZE, 0);
-	if (extra == MAP_FAILED)
-		return pr_perror("map_shadow_stack");
-	for (i = 0; i < EXTRA_WORDS; i++)
-		cet_wrss(&extra[i], PATTERN(i));
-	ret = cet_prctl(ARCH_SHSTK_LOCK, -1UL);	/* as glibc does */
+	extra = cet_wrss_stack(EXTRA_SIZE, pattern);
+	if (!extra)
+		return 1;
+	ret = cet_arch_prctl(ARCH_SHSTK_LOCK, -1UL);	/* as glibc does */
 	if (ret)
 		return fail("ARCH_SHSTK_LOCK: %ld", ret);
 
-	if (cet_rec_init(&r, 3000, at_bottom, NULL))
-		return 1;
-	if (cet_rec_run(&r, "recursion"))
-		return 1;
-	test_msg("state verified after %d SIGUSR2 checks and at SIGTERM: ssp %#lx depth %lu, %d ss mappings\n",
-		 checks, before.ssp, before.depth, maps_before.nr);
-	pass();
-	return 0;
+	return cet_pass(cet_recurse(3000, at_bottom, NULL, "recursion"),
+			"state verified after %d SIGUSR2 checks and at SIGTERM: ssp %#lx depth %lu, %d ss mappings\n",
+			checks, ref.st.ssp, ref.st.depth, ref.maps.nr);
 }
 
 CET_TEST_MAIN(run)

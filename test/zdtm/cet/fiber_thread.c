@@ -9,9 +9,6 @@
  * for the thread's), and no shadow-stack mapping may be left but main's
  * (the thread's own one went with it).
  */
-#include <pthread.h>
-#include <signal.h>
-
 #define CET_FIBERS
 #include "cetlib.h"
 
@@ -119,15 +116,10 @@ static int check_maps_after(const struct cet_ss_maps *before, const struct cet_s
 static CET_NOINLINE int run(void)
 {
 	struct cet_ss_maps before, after, joined;
-	sigset_t set, old;
 	pthread_t th;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &set, &old);
-	if (pthread_create(&th, NULL, thread_fn, NULL))
-		return pr_perror("pthread_create");
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (cet_thread_start(&th, NULL, thread_fn, NULL))
+		return 1;
 	while (!on_fiber)
 		usleep(1000);
 	if (bad || cet_ss_maps(&before))
@@ -155,12 +147,8 @@ static CET_NOINLINE int run(void)
 	if (joined.nr != 1 + after.nr - before.nr)
 		bad |= fail("%d shadow-stack mappings after the thread exited, want %d", joined.nr,
 			    1 + after.nr - before.nr);
-	if (bad)
-		return 1;
-	test_msg("thread back from its fiber, fiber freed, %#lx reused: the memory survived the thread's exit; "
-		 "%d ss mappings, %d after join\n", fiber_ss, after.nr, joined.nr);
-	pass();
-	return 0;
+	return cet_pass(bad, "thread back from its fiber, fiber freed, %#lx reused: the memory survived the thread's "
+			"exit; %d ss mappings, %d after join\n", fiber_ss, after.nr, joined.nr);
 }
 
 CET_TEST_MAIN(run)

@@ -38,16 +38,6 @@ static int depth_of(int i)
 	return 400 + 250 * i;
 }
 
-static int check_token(struct fiber *f, const char *who)
-{
-	unsigned long val = *(volatile unsigned long *)f->ctx.token;
-
-	if (val != cet_token_at(f->ctx.token))
-		return fail("%s: restore token at %#lx holds %#lx, expected %#lx", who, f->ctx.token, val,
-			    cet_token_at(f->ctx.token));
-	return 0;
-}
-
 static int fiber_bottom(struct cet_rec *r)
 {
 	struct fiber *f = r->arg;
@@ -73,12 +63,12 @@ static int fiber_bottom(struct cet_rec *r)
 		if (cet_ss_maps(&maps_after))
 			return 1;
 		bad |= cet_ss_maps_cmp(&maps_before, &maps_after, "process");
-		bad |= check_token(&main_fiber, "main");
+		bad |= cet_check_token(main_fiber.ctx.token, "main");
 		for (j = 0; j < NR_FIBERS - 1; j++) {
 			char w[16];
 
 			snprintf(w, sizeof(w), "fiber %d", j);
-			bad |= check_token(&fibers[j], w);
+			bad |= cet_check_token(fibers[j].ctx.token, w);
 		}
 		fiber_switch(f, &fibers[0]); /* resume the parked ones */
 	}
@@ -116,7 +106,7 @@ static CET_NOINLINE int run(void)
 		if (cet_fiber_init(&f->ctx, SHSTK_SIZE, STACK_SIZE, fiber_main, i, &f->ss_base))
 			return pr_perror("a fiber's stacks");
 		f->ss_top = f->ss_base + SHSTK_SIZE;
-		if (check_token(f, "new shadow stack"))
+		if (cet_check_token(f->ctx.token, "new shadow stack"))
 			return 1;
 		if (cet_rec_init(&f->rec, depth_of(i), fiber_bottom, f))
 			return 1;
@@ -128,17 +118,13 @@ static CET_NOINLINE int run(void)
 	if (cet_thread_state(&mafter))
 		return 1;
 	bad |= cet_thread_state_cmp(&mbefore, &mafter, "main");
-	bad |= cet_thread_state_expect(&mafter, ARCH_SHSTK_SHSTK, "shstk", "", "main");
+	bad |= cet_expect_shstk(&mafter, "main");
 	if (maps_before.nr != NR_FIBERS + 1)
 		bad |= fail("%d shadow-stack mappings before the dump, want %d", maps_before.nr, NR_FIBERS + 1);
 	for (i = 0; i < NR_FIBERS; i++)
 		bad |= fibers[i].bad;
-	if (bad)
-		return 1;
-	test_msg("%d fibers (1 running, 3 parked + main) resumed and unwound; %d ss mappings kept\n", NR_FIBERS,
-		 maps_after.nr);
-	pass();
-	return 0;
+	return cet_pass(bad, "%d fibers (1 running, 3 parked + main) resumed and unwound; %d ss mappings kept\n",
+			NR_FIBERS, maps_after.nr);
 }
 
 CET_TEST_MAIN(run)

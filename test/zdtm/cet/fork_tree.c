@@ -6,9 +6,6 @@
  * its CET state, SSP and ss mappings, unwinds its recursion and reports by
  * its exit status.
  */
-#include <signal.h>
-#include <sys/wait.h>
-
 #include "cetlib.h"
 
 const char *test_doc = "A tree of shadow-stack processes";
@@ -28,17 +25,16 @@ static int depth_of(int idx)
 
 static int bottom(struct cet_rec *r)
 {
-	struct cet_thread_state before, after;
-	struct cet_ss_maps maps_before, maps_after;
+	static struct cet_snap before, after;
 	char who[32];
 	int bad = 0;
 
 	snprintf(who, sizeof(who), "process %d (pid %d)", my_idx, getpid());
-	if (cet_thread_state(&before) || cet_ss_maps(&maps_before))
+	if (cet_snap(&before))
 		return 1;
-	bad |= cet_thread_state_expect(&before, ARCH_SHSTK_SHSTK, "shstk", "", who);
-	if (maps_before.nr != 1)
-		bad |= fail("%s: %d shadow-stack mappings", who, maps_before.nr);
+	bad |= cet_expect_shstk(&before.st, who);
+	if (before.maps.nr != 1)
+		bad |= fail("%s: %d shadow-stack mappings", who, before.maps.nr);
 
 	if (my_idx == 0) {
 		char c;
@@ -55,39 +51,20 @@ static int bottom(struct cet_rec *r)
 	if (grandchild)
 		kill(grandchild, SIGTERM);
 
-	if (cet_thread_state(&after) || cet_ss_maps(&maps_after))
+	if (cet_snap(&after))
 		return 1;
-	bad |= cet_thread_state_cmp(&before, &after, who);
-	bad |= cet_ss_maps_cmp(&maps_before, &maps_after, who);
-	return bad;
-}
-
-static int wait_child(pid_t pid, const char *what)
-{
-	int status;
-
-	if (waitpid(pid, &status, 0) != pid)
-		return pr_perror("waitpid %s %d", what, pid);
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		fail("%s %d ended with status %#x%s", what, pid, status,
-		     WIFSIGNALED(status) ? " (killed by a signal)" : "");
-		return 1;
-	}
-	return 0;
+	return bad | cet_snap_cmp(&before, &after, who, who);
 }
 
 static CET_NOINLINE int proc_run(void)
 {
-	struct cet_rec r;
 	char who[32];
 	int bad;
 
 	snprintf(who, sizeof(who), "process %d", my_idx);
-	if (cet_rec_init(&r, depth_of(my_idx), bottom, NULL))
-		return 1;
-	bad = cet_rec_run(&r, who);
+	bad = cet_recurse(depth_of(my_idx), bottom, NULL, who);
 	if (grandchild)
-		bad |= wait_child(grandchild, "grandchild");
+		bad |= cet_wait_child(grandchild, "grandchild");
 	return bad;
 }
 
@@ -124,13 +101,9 @@ static CET_NOINLINE int run(void)
 	for (i = 0; i < NR_CHILDREN; i++)
 		kill(kids[i], SIGTERM);
 	for (i = 0; i < NR_CHILDREN; i++)
-		bad |= wait_child(kids[i], "child");
-	if (bad)
-		return 1;
-	test_msg("%d processes (depths %d..%d) resumed with their shadow stacks and unwound\n", NR_PROCS,
-		 depth_of(0), depth_of(NR_PROCS - 1));
-	pass();
-	return 0;
+		bad |= cet_wait_child(kids[i], "child");
+	return cet_pass(bad, "%d processes (depths %d..%d) resumed with their shadow stacks and unwound\n",
+			NR_PROCS, depth_of(0), depth_of(NR_PROCS - 1));
 }
 
 CET_TEST_MAIN(run)

@@ -15,6 +15,9 @@ mkdir -p "$zdtm/cet" "$out/stage"
 rsync -rc "$criu_src/test/zdtm/lib" "$criu_src/test/zdtm/Makefile.inc" "$zdtm/"
 rsync -rc --exclude='*.o' --exclude='*.d' --exclude='*.pid' --exclude='*.out*' \
 	--exclude='.gitignore' --exclude='*.checkskip' "$here/" "$zdtm/cet/"
+# cet-abi.h where a CRIU tree with criu-cet over it has it (the Makefile's CET_ABI_DIR)
+mkdir -p "$out/tree/criu/arch/x86/cet"
+rsync -c "$here/../../../criu/arch/x86/cet/cet-abi.h" "$out/tree/criu/arch/x86/cet/"
 make -C "$zdtm/cet" -j2 CET_STATIC=1 all > "$out/build.log" 2>&1 ||
 	{ grep -E 'error|Error|warning' "$out/build.log" | head -20; echo "lab-build: tests failed to build ($out/build.log)" >&2; exit 1; }
 rm -rf "$out/stage" && mkdir -p "$out/stage"

@@ -27,7 +27,7 @@ static unsigned long vm_size(void)
 {
 	char buf[64] = "";
 
-	cet_status_field("/proc/self/status", "VmSize", buf, sizeof(buf));
+	cet_proc_status_field("/proc/self/status", "VmSize", buf, sizeof(buf));
 	return strtoul(buf, NULL, 10) << 10;
 }
 

@@ -13,17 +13,15 @@
 const char *test_doc = "glibc's ARCH_SHSTK_LOCK(-1): the whole lock mask stays locked";
 const char *test_author = "criu-cet";
 
-static struct cet_thread_state before, after;
 static unsigned long mask_before, mask_after;
-static struct cet_ss_maps maps_before, maps_after;
 
 static int try_unlocking(const char *when)
 {
 	long dis, wrss;
 	int bad = 0;
 
-	dis = cet_prctl(ARCH_SHSTK_DISABLE, ARCH_SHSTK_SHSTK);
-	wrss = cet_prctl(ARCH_SHSTK_ENABLE, ARCH_SHSTK_WRSS);
+	dis = cet_arch_prctl(ARCH_SHSTK_DISABLE, ARCH_SHSTK_SHSTK);
+	wrss = cet_arch_prctl(ARCH_SHSTK_ENABLE, ARCH_SHSTK_WRSS);
 	if (dis != -EPERM)
 		bad |= fail("%s: disabling the locked shadow stack returned %ld, not -EPERM", when, dis);
 	if (wrss != -EPERM)
@@ -33,48 +31,35 @@ static int try_unlocking(const char *when)
 	return bad;
 }
 
-static int at_bottom(struct cet_rec *r)
+static int check(struct cet_ckpt *c, int restored, const char *when)
 {
 	int bad = 0;
 
-	if (cet_thread_state(&before) || cet_ss_maps(&maps_before))
-		return 1;
-	bad |= cet_thread_state_expect(&before, ARCH_SHSTK_SHSTK, "shstk", "shstk wrss", "before the dump");
-	mask_before = cet_lock_mask();
-	if (mask_before != ~0UL)
-		bad |= fail("lock mask %#lx after ARCH_SHSTK_LOCK(-1), not all ones", mask_before);
-	bad |= try_unlocking("before the dump");
-
-	test_daemon();
-	test_waitsig();
-
-	if (cet_thread_state(&after) || cet_ss_maps(&maps_after))
-		return 1;
-	bad |= cet_thread_state_cmp(&before, &after, "main");
-	bad |= cet_ss_maps_cmp(&maps_before, &maps_after, "process");
-	mask_after = cet_lock_mask();
-	if (mask_after != mask_before)
-		bad |= fail("lock mask %#lx before the dump, %#lx after", mask_before, mask_after);
-	bad |= try_unlocking("after restore");
-	return bad;
+	if (!restored) {
+		bad |= cet_thread_state_expect(&c->before.st, ARCH_SHSTK_SHSTK, "shstk", "shstk wrss", when);
+		mask_before = cet_lock_mask();
+		if (mask_before != ~0UL)
+			bad |= fail("lock mask %#lx after ARCH_SHSTK_LOCK(-1), not all ones", mask_before);
+	} else {
+		mask_after = cet_lock_mask();
+		if (mask_after != mask_before)
+			bad |= fail("lock mask %#lx before the dump, %#lx after", mask_before, mask_after);
+	}
+	return bad | try_unlocking(when);
 }
+
+static struct cet_ckpt ckpt = { .who = "main", .check = check };
 
 static CET_NOINLINE int run(void)
 {
-	struct cet_rec r;
 	long ret;
 
-	ret = cet_prctl(ARCH_SHSTK_LOCK, -1UL);	/* as glibc does */
+	ret = cet_arch_prctl(ARCH_SHSTK_LOCK, -1UL);	/* as glibc does */
 	if (ret)
 		return fail("ARCH_SHSTK_LOCK: %ld", ret);
-	if (cet_rec_init(&r, 1200, at_bottom, NULL))
-		return 1;
-	if (cet_rec_run(&r, "recursion"))
-		return 1;
-	test_msg("features '%s' lock mask %#lx after restore; disable and WRSS enable still EPERM\n",
-		 after.features, mask_after);
-	pass();
-	return 0;
+	return cet_pass(cet_recurse(1200, cet_rec_checkpoint, &ckpt, "recursion"),
+			"features '%s' lock mask %#lx after restore; disable and WRSS enable still EPERM\n",
+			ckpt.after.st.features, mask_after);
 }
 
 CET_TEST_MAIN(run)

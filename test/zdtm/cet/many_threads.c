@@ -23,15 +23,11 @@ TEST_OPTION(threads, int, "threads to start (300, at most 1000)", 0);
 #define THREAD_STACK_SIZE	(64 << 10)
 static int light_state(struct cet_thread_state *s)
 {
-	memset(s, 0, sizeof(*s));
-	s->ssp = cet_rdssp();
-	s->status = cet_status();
-	cet_status_field("/proc/thread-self/status", "x86_Thread_features", s->features, sizeof(s->features));
-	cet_status_field("/proc/thread-self/status", "x86_Thread_features_locked", s->locked, sizeof(s->locked));
+	cet_thread_state_own(s);
 	s->ss_end = 1;	/* cet_thread_state_expect(): "in a mapping", checked by main */
 	return 0;
 }
-#define THREAD_STATE(s) light_state(s)
+#define THREAD_STATE light_state
 
 static int before_checkpoint(void)
 {

@@ -18,42 +18,27 @@ const char *test_author = "criu-cet";
 #define REC_NAME "recursion"
 #endif
 
-static struct cet_thread_state before, after;
-static struct cet_ss_maps maps_before, maps_after;
-
-static int at_bottom(struct cet_rec *r)
+static int check(struct cet_ckpt *c, int restored, const char *when)
 {
 	int bad = 0;
 
-	if (cet_thread_state(&before) || cet_ss_maps(&maps_before))
-		return 1;
-	bad |= cet_thread_state_expect(&before, ARCH_SHSTK_SHSTK, "shstk", "", "before the dump");
-	if (before.depth < (unsigned long)r->max)
-		bad |= fail("shadow-stack depth %lu at the bottom of %d frames", before.depth, r->max);
-
-	test_daemon();
-	test_waitsig();
-
-	if (cet_thread_state(&after) || cet_ss_maps(&maps_after))
-		return 1;
-	bad |= cet_thread_state_cmp(&before, &after, "main");
-	bad |= cet_ss_maps_cmp(&maps_before, &maps_after, "process");
+	if (restored)
+		return 0;
+	bad |= cet_expect_shstk(&c->before.st, when);
+	if (c->before.st.depth < REC_DEPTH)
+		bad |= fail("shadow-stack depth %lu at the bottom of %d frames", c->before.st.depth, REC_DEPTH);
 	return bad;
 }
 
+static struct cet_ckpt ckpt = { .who = "main", .check = check };
+
 static CET_NOINLINE int run(void)
 {
-	struct cet_rec r;
+	struct cet_thread_state *s = &ckpt.after.st;
 
-	if (cet_rec_init(&r, REC_DEPTH, at_bottom, NULL))
-		return 1;
-	if (cet_rec_run(&r, REC_NAME))
-		return 1;
-	test_msg("%d frames unwound; ssp %#lx depth %lu (%lu KiB) in %lx-%lx, status %#lx '%s'\n", REC_DEPTH,
-		 after.ssp, after.depth, after.depth * 8 / 1024, after.ss_start, after.ss_end, after.status,
-		 after.features);
-	pass();
-	return 0;
+	return cet_pass(cet_recurse(REC_DEPTH, cet_rec_checkpoint, &ckpt, REC_NAME),
+			"%d frames unwound; ssp %#lx depth %lu (%lu KiB) in %lx-%lx, status %#lx '%s'\n", REC_DEPTH,
+			s->ssp, s->depth, s->depth * 8 / 1024, s->ss_start, s->ss_end, s->status, s->features);
 }
 
 CET_TEST_MAIN(run)

@@ -21,9 +21,6 @@ const char *test_author = "criu-cet";
 #define SECCOMP_DENY(nr) \
 	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM)
 
-static struct cet_thread_state before, after;
-static struct cet_ss_maps maps_before, maps_after;
-
 static int install_filter(void)
 {
 	struct sock_filter code[] = {
@@ -51,52 +48,28 @@ static int install_filter(void)
 }
 
 /* The filter holds: what it forbids fails with EPERM, the rest works. */
-static int filter_holds(const char *when)
+static int filter_holds(struct cet_ckpt *c, int restored, const char *when)
 {
 	int bad = 0;
 
-	if (cet_map_shadow_stack(1 << 16, SHADOW_STACK_SET_TOKEN) != MAP_FAILED || errno != EPERM)
+	if (cet_map_shadow_stack(0, 1 << 16, SHADOW_STACK_SET_TOKEN) != MAP_FAILED || errno != EPERM)
 		bad |= fail("%s: map_shadow_stack was not refused", when);
-	if (cet_prctl(ARCH_SHSTK_DISABLE, ARCH_SHSTK_SHSTK) != -EPERM)
+	if (cet_arch_prctl(ARCH_SHSTK_DISABLE, ARCH_SHSTK_SHSTK) != -EPERM)
 		bad |= fail("%s: ARCH_SHSTK_DISABLE was not refused", when);
 	return bad;
 }
 
-static int at_bottom(struct cet_rec *r)
-{
-	int bad = 0;
-
-	if (cet_thread_state(&before) || cet_ss_maps(&maps_before))
-		return 1;
-	bad |= filter_holds("before the dump");
-
-	test_daemon();
-	test_waitsig();
-
-	if (cet_thread_state(&after) || cet_ss_maps(&maps_after))
-		return 1;
-	bad |= cet_thread_state_cmp(&before, &after, "main");
-	bad |= cet_ss_maps_cmp(&maps_before, &maps_after, "process");
-	bad |= filter_holds("after restore");
-	return bad;
-}
+static struct cet_ckpt ckpt = { .who = "main", .check = filter_holds };
 
 static CET_NOINLINE int run(void)
 {
-	struct cet_rec r;
-
-	if (cet_map_shadow_stack(1 << 16, SHADOW_STACK_SET_TOKEN) == MAP_FAILED)
+	if (cet_map_shadow_stack(0, 1 << 16, SHADOW_STACK_SET_TOKEN) == MAP_FAILED)
 		return fail("map_shadow_stack");
 	if (install_filter())
 		return 1;
-	if (cet_rec_init(&r, 1000, at_bottom, NULL))
-		return 1;
-	if (cet_rec_run(&r, "recursion"))
-		return 1;
-	test_msg("restored under the filter: ssp %#lx depth %lu, %d ss mappings; the filter still refuses\n",
-		 after.ssp, after.depth, maps_after.nr);
-	pass();
-	return 0;
+	return cet_pass(cet_recurse(1000, cet_rec_checkpoint, &ckpt, "recursion"),
+			"restored under the filter: ssp %#lx depth %lu, %d ss mappings; the filter still refuses\n",
+			ckpt.after.st.ssp, ckpt.after.st.depth, ckpt.after.maps.nr);
 }
 
 CET_TEST_MAIN(run)

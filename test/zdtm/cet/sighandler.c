@@ -21,8 +21,6 @@ const char *test_doc = "Checkpointed inside a signal handler";
 #endif
 const char *test_author = "criu-cet";
 
-static struct cet_thread_state before, after;
-static struct cet_ss_maps maps_before, maps_after;
 static unsigned long frame_before[2], *frame_at;
 static volatile int handled, handler_bad;
 
@@ -35,23 +33,16 @@ static int on_altstack(void *p)
 #endif
 }
 
-static int at_bottom(struct cet_rec *r)
+static int check(struct cet_ckpt *c, int restored, const char *when)
 {
 	int bad = 0, local;
 
-	if (cet_thread_state(&before) || cet_ss_maps(&maps_before))
-		return 1;
-	bad |= cet_thread_state_expect(&before, ARCH_SHSTK_SHSTK, "shstk", "", "handler, before the dump");
-	if (!on_altstack(&local))
-		bad |= fail("the handler does not run on the sigaltstack (%p)", (void *)&local);
-
-	test_daemon();
-	test_waitsig();
-
-	if (cet_thread_state(&after) || cet_ss_maps(&maps_after))
-		return 1;
-	bad |= cet_thread_state_cmp(&before, &after, "handler");
-	bad |= cet_ss_maps_cmp(&maps_before, &maps_after, "process");
+	if (!restored) {
+		bad |= cet_expect_shstk(&c->before.st, "handler, before the dump");
+		if (!on_altstack(&local))
+			bad |= fail("the handler does not run on the sigaltstack (%p)", (void *)&local);
+		return bad;
+	}
 	if (!on_altstack(&local))
 		bad |= fail("the handler left the sigaltstack (%p)", (void *)&local);
 #ifdef CET_SIGALTSTACK
@@ -65,6 +56,8 @@ static int at_bottom(struct cet_rec *r)
 	return bad;
 }
 
+static struct cet_ckpt ckpt = { .who = "handler", .check = check };
+
 static CET_NOINLINE void handler(int sig)
 {
 	struct cet_rec r;
@@ -77,10 +70,10 @@ static CET_NOINLINE void handler(int sig)
 	if (frame_before[0] != (unsigned long)__builtin_return_address(0))
 		bad |= fail("shadow stack holds %#lx, the handler returns to %p", frame_before[0],
 			    __builtin_return_address(0));
-	if (!(frame_before[1] & (1UL << 63)))
+	if (!(frame_before[1] & CET_SIGFRAME_DATA))
 		bad |= fail("no SSP token above the handler's return address (%#lx)", frame_before[1]);
 
-	if (cet_rec_init(&r, 1000, at_bottom, NULL)) {
+	if (cet_rec_init(&r, 1000, cet_rec_checkpoint, &ckpt)) {
 		handler_bad = 1;
 		return;
 	}
@@ -120,15 +113,13 @@ static CET_NOINLINE int run(void)
 		return 1;
 	if (ssp0 != ssp1)
 		return fail("SSP %#lx after the handler returned, %#lx before raise()", ssp1, ssp0);
-	test_msg("handler%s resumed at ssp %#lx depth %lu, signal frame intact, returned to ssp %#lx\n",
+	return cet_pass(0, "handler%s resumed at ssp %#lx depth %lu, signal frame intact, returned to ssp %#lx\n",
 #ifdef CET_SIGALTSTACK
-		 " on the sigaltstack",
+			" on the sigaltstack",
 #else
-		 "",
+			"",
 #endif
-		 after.ssp, after.depth, ssp1);
-	pass();
-	return 0;
+			ckpt.after.st.ssp, ckpt.after.st.depth, ssp1);
 }
 
 CET_TEST_MAIN(run)

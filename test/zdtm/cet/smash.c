@@ -63,9 +63,6 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
 	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)smash_recover;
 }
 
-static struct cet_thread_state before, after;
-static struct cet_ss_maps maps_before, maps_after;
-
 static int smash(const char *when)
 {
 	unsigned long ssp0, ssp1;
@@ -81,42 +78,27 @@ static int smash(const char *when)
 	return 0;
 }
 
-static int at_bottom(struct cet_rec *r)
+static int check(struct cet_ckpt *c, int restored, const char *when)
 {
 	int bad = 0;
 
-	if (cet_thread_state(&before) || cet_ss_maps(&maps_before))
-		return 1;
-	bad |= cet_thread_state_expect(&before, ARCH_SHSTK_SHSTK, "shstk", "", "before the dump");
-	bad |= smash("before the dump");
-
-	test_daemon();
-	test_waitsig();
-
-	if (cet_thread_state(&after) || cet_ss_maps(&maps_after))
-		return 1;
-	bad |= cet_thread_state_cmp(&before, &after, "main");
-	bad |= cet_ss_maps_cmp(&maps_before, &maps_after, "process");
-	bad |= smash("after restore");
-	return bad;
+	if (!restored)
+		bad |= cet_expect_shstk(&c->before.st, when);
+	return bad | smash(when);
 }
+
+static struct cet_ckpt ckpt = { .who = "main", .check = check };
 
 static CET_NOINLINE int run(void)
 {
 	struct sigaction sa = { .sa_sigaction = on_segv, .sa_flags = SA_SIGINFO };
-	struct cet_rec r;
 
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGSEGV, &sa, NULL))
 		return pr_perror("sigaction");
-	if (cet_rec_init(&r, 1000, at_bottom, NULL))
-		return 1;
-	if (cet_rec_run(&r, "recursion"))
-		return 1;
-	test_msg("smashed return after restore: SIGSEGV si_code %d (SEGV_CPERR), recovered and unwound\n",
-		 segv_code);
-	pass();
-	return 0;
+	return cet_pass(cet_recurse(1000, cet_rec_checkpoint, &ckpt, "recursion"),
+			"smashed return after restore: SIGSEGV si_code %d (SEGV_CPERR), recovered and unwound\n",
+			segv_code);
 }
 
 CET_TEST_MAIN(run)

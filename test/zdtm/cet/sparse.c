@@ -19,63 +19,38 @@ const char *test_author = "criu-cet";
 #define SPARSE_SIZE	(160UL << 20)
 
 static unsigned long *sparse[NR_SPARSE];
-static struct cet_thread_state before, after;
-static struct cet_ss_maps maps_before, maps_after;
 
-static int check_sparse(const char *when)
+static int check_sparse(struct cet_ckpt *c, int restored, const char *when)
 {
 	int i, bad = 0;
 
 	for (i = 0; i < NR_SPARSE; i++) {
 		unsigned long base = (unsigned long)sparse[i], top = base + SPARSE_SIZE - 8;
 		volatile unsigned long *lowest = sparse[i];
+		char who[48];
 
-		if (*(unsigned long *)top != cet_token_at(top))
-			bad |= fail("%s: stack %d top word %#lx, not its token %#lx", when, i, *(unsigned long *)top,
-				    cet_token_at(top));
+		snprintf(who, sizeof(who), "%s: stack %d top word", when, i);
+		bad |= cet_check_token(top, who);
 		if (*lowest || lowest[SPARSE_SIZE / 16])
 			bad |= fail("%s: stack %d has data where it never had any", when, i);
 	}
 	return bad;
 }
 
-static int at_bottom(struct cet_rec *r)
-{
-	int bad = 0;
-
-	if (cet_thread_state(&before) || cet_ss_maps(&maps_before))
-		return 1;
-	bad |= check_sparse("before the dump");
-
-	test_daemon();
-	test_waitsig();
-
-	if (cet_thread_state(&after) || cet_ss_maps(&maps_after))
-		return 1;
-	bad |= cet_thread_state_cmp(&before, &after, "main");
-	bad |= cet_ss_maps_cmp(&maps_before, &maps_after, "process");
-	bad |= check_sparse("after restore");
-	return bad;
-}
+static struct cet_ckpt ckpt = { .who = "main", .check = check_sparse };
 
 static CET_NOINLINE int run(void)
 {
-	struct cet_rec r;
 	int i;
 
 	for (i = 0; i < NR_SPARSE; i++) {
-		sparse[i] = cet_map_shadow_stack(SPARSE_SIZE, SHADOW_STACK_SET_TOKEN);
+		sparse[i] = cet_map_shadow_stack(0, SPARSE_SIZE, SHADOW_STACK_SET_TOKEN);
 		if (sparse[i] == MAP_FAILED)
 			return fail("map_shadow_stack of %lu MiB", SPARSE_SIZE >> 20);
 	}
-	if (cet_rec_init(&r, 500, at_bottom, NULL))
-		return 1;
-	if (cet_rec_run(&r, "recursion"))
-		return 1;
-	test_msg("%d sparse %lu MiB shadow stacks back with their tokens; %d ss mappings\n", NR_SPARSE,
-		 SPARSE_SIZE >> 20, maps_after.nr);
-	pass();
-	return 0;
+	return cet_pass(cet_recurse(500, cet_rec_checkpoint, &ckpt, "recursion"),
+			"%d sparse %lu MiB shadow stacks back with their tokens; %d ss mappings\n", NR_SPARSE,
+			SPARSE_SIZE >> 20, ckpt.after.maps.nr);
 }
 
 CET_TEST_MAIN(run)

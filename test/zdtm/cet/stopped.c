@@ -5,9 +5,6 @@
  * still stopped with the same CET features (read through /proc); once
  * continued it checks its SSP and state itself, unwinds and exits 0.
  */
-#include <signal.h>
-#include <sys/wait.h>
-
 #include "cetlib.h"
 
 const char *test_doc = "A stopped shadow-stack task";
@@ -24,32 +21,12 @@ static void on_usr1(int sig)
 
 static int child_bottom(struct cet_rec *r)
 {
-	struct cet_thread_state b, a;
-	sigset_t block, wait;
-	int bad = 0;
-
-	sigemptyset(&block);
-	sigaddset(&block, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &block, &wait);
-	sigdelset(&wait, SIGUSR1);
-
-	if (cet_thread_state(&b))
-		return 1;
-	bad |= cet_thread_state_expect(&b, ARCH_SHSTK_SHSTK, "shstk", "", "stopped child");
-	if (write(ready_pipe[1], "r", 1) != 1)
-		return pr_perror("ready pipe");
-	while (!go)
-		sigsuspend(&wait);
-	if (cet_thread_state(&a))
-		return 1;
-	bad |= cet_thread_state_cmp(&b, &a, "stopped child");
-	return bad;
+	return cet_child_checkpoint(ready_pipe[1], SIGUSR1, &go, "stopped child");
 }
 
 static CET_NOINLINE pid_t spawn(void)
 {
 	struct sigaction sa = { .sa_handler = on_usr1 };
-	struct cet_rec r;
 	pid_t pid;
 
 	pid = test_fork();
@@ -58,19 +35,16 @@ static CET_NOINLINE pid_t spawn(void)
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGUSR1, &sa, NULL))
 		_exit(pr_perror("sigaction"));
-	if (cet_rec_init(&r, 900, child_bottom, NULL))
-		_exit(1);
-	_exit(cet_rec_run(&r, "stopped child"));
+	_exit(cet_recurse(900, child_bottom, NULL, "stopped child"));
 }
 
 static int proc_state(pid_t pid, char *state, char *features, size_t len)
 {
-	char path[64], st[32];
+	char st[32];
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	if (cet_status_field(path, "State", st, sizeof(st)) ||
-	    cet_status_field(path, "x86_Thread_features", features, len))
-		return pr_perror("read %s", path);
+	if (cet_pid_status_field(pid, "State", st, sizeof(st)) ||
+	    cet_pid_status_field(pid, "x86_Thread_features", features, len))
+		return pr_perror("read /proc/%d/status", pid);
 	*state = st[0];
 	return 0;
 }
@@ -79,7 +53,7 @@ static CET_NOINLINE int run(void)
 {
 	char feat_before[64], feat_after[64], st_before, st_after;
 	siginfo_t info;
-	int status, bad = 0;
+	int bad = 0;
 	pid_t pid;
 	char c;
 
@@ -99,7 +73,7 @@ static CET_NOINLINE int run(void)
 		bad |= fail("child state %c before the dump, not stopped", st_before);
 	if (strcmp(feat_before, "shstk"))
 		bad |= fail("child features '%s' before the dump", feat_before);
-	bad |= cet_thread_state_expect(&before, ARCH_SHSTK_SHSTK, "shstk", "", "parent");
+	bad |= cet_expect_shstk(&before, "parent");
 
 	test_daemon();
 	test_waitsig();
@@ -114,16 +88,9 @@ static CET_NOINLINE int run(void)
 
 	kill(pid, SIGCONT);
 	kill(pid, SIGUSR1);
-	if (waitpid(pid, &status, 0) != pid)
-		return pr_perror("waitpid");
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		bad |= fail("the child ended with status %#x", status);
-	if (bad)
-		return 1;
-	test_msg("child %d stayed stopped (%c, '%s'), then continued, checked its state and unwound\n", pid,
-		 st_after, feat_after);
-	pass();
-	return 0;
+	bad |= cet_wait_child(pid, "the child");
+	return cet_pass(bad, "child %d stayed stopped (%c, '%s'), then continued, checked its state and unwound\n",
+			pid, st_after, feat_after);
 }
 
 CET_TEST_MAIN(run)

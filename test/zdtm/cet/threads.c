@@ -7,9 +7,6 @@
  * the threads that their shadow stacks went away with them (the kernel still
  * knows each thread owns its shadow stack).
  */
-#include <pthread.h>
-#include <signal.h>
-
 #include "cetlib.h"
 
 /*
@@ -35,7 +32,7 @@ static int after_restore(void)
 }
 #endif
 #ifndef THREAD_STATE
-#define THREAD_STATE(s) cet_thread_state(s)
+#define THREAD_STATE cet_thread_state
 #endif
 #ifndef BEFORE_START
 #define BEFORE_START(argc, argv) do { } while (0)
@@ -45,134 +42,58 @@ static int after_restore(void)
 #define THREAD_COUNT		NR_THREADS
 #endif
 
-struct worker {
-	int idx, depth;
-	pthread_t th;
-	struct cet_rec rec;
-	struct cet_thread_state before, after;
-	int bad;
-};
+static struct cet_worker workers[NR_THREADS];
+static struct cet_park park = CET_PARK_INIT;
 
-static struct worker workers[NR_THREADS];
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
-static int ready, go;
-
-static int worker_bottom(struct cet_rec *r)
+/* the main thread: all the workers parked, and the variant's hooks */
+static int check(struct cet_ckpt *c, int restored, const char *when)
 {
-	struct worker *w = r->arg;
-	char who[32];
 	int bad = 0;
 
-	snprintf(who, sizeof(who), "thread %d", w->idx);
-	if (THREAD_STATE(&w->before))
-		return 1;
-	bad |= cet_thread_state_expect(&w->before, ARCH_SHSTK_SHSTK, "shstk", "", who);
-
-	pthread_mutex_lock(&lock);
-	ready++;
-	pthread_cond_broadcast(&cond);
-	while (!go)
-		pthread_cond_wait(&cond, &lock);
-	pthread_mutex_unlock(&lock);
-
-	if (THREAD_STATE(&w->after))
-		return 1;
-	bad |= cet_thread_state_cmp(&w->before, &w->after, who);
+	if (restored)
+		return after_restore();
+	if (c->before.maps.nr != THREAD_COUNT + 1)
+		bad |= fail("%d shadow-stack mappings for %d threads", c->before.maps.nr, THREAD_COUNT + 1);
+	if (before_checkpoint())
+		return -1;
 	return bad;
 }
 
-static void *worker_fn(void *arg)
-{
-	struct worker *w = arg;
-	char who[32];
-
-	snprintf(who, sizeof(who), "thread %d", w->idx);
-	w->bad = cet_rec_run(&w->rec, who);
-	return NULL;
-}
+static struct cet_ckpt ckpt = { .who = "main", .check = check };
 
 static CET_NOINLINE int run(void)
 {
-	struct cet_ss_maps maps_before, maps_after, maps_joined;
-	struct cet_thread_state mbefore, mafter;
+	struct cet_ss_maps joined;
 	pthread_attr_t attr;
-	sigset_t set, old;
-	int i, bad = 0;
+	int i, bad;
 
-	/* only the main thread takes SIGTERM */
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &set, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, THREAD_STACK_SIZE);
 	for (i = 0; i < THREAD_COUNT; i++) {
-		struct worker *w = &workers[i];
+		struct cet_worker *w = &workers[i];
 
-		w->idx = i;
-		w->depth = THREAD_DEPTH(i);
-		if (cet_rec_init(&w->rec, w->depth, worker_bottom, w))
+		if (cet_worker_init(w, i, THREAD_DEPTH(i), &park))
 			return 1;
-		if (pthread_create(&w->th, &attr, worker_fn, w)) {
-			pr_perror("pthread_create");
+		w->state = THREAD_STATE;
+		if (cet_thread_start(&w->th, &attr, cet_worker_fn, w))
 			return 1;
-		}
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	cet_park_wait(&park, THREAD_COUNT);
 
-	pthread_mutex_lock(&lock);
-	while (ready < THREAD_COUNT)
-		pthread_cond_wait(&cond, &lock);
-	pthread_mutex_unlock(&lock);
+	bad = cet_checkpoint(&ckpt);
+	bad |= cet_workers_finish(&park, workers, THREAD_COUNT);
 
-	if (cet_thread_state(&mbefore) || cet_ss_maps(&maps_before))
+	if (cet_ss_maps(&joined))
 		return 1;
-	if (maps_before.nr != THREAD_COUNT + 1)
-		bad |= fail("%d shadow-stack mappings for %d threads", maps_before.nr, THREAD_COUNT + 1);
-	if (before_checkpoint())
-		return 1;
-
-	test_daemon();
-	test_waitsig();
-
-	if (cet_thread_state(&mafter) || cet_ss_maps(&maps_after))
-		return 1;
-	bad |= cet_thread_state_cmp(&mbefore, &mafter, "main");
-	bad |= cet_ss_maps_cmp(&maps_before, &maps_after, "process");
-	bad |= after_restore();
-
-	pthread_mutex_lock(&lock);
-	go = 1;
-	pthread_cond_broadcast(&cond);
-	pthread_mutex_unlock(&lock);
-	for (i = 0; i < THREAD_COUNT; i++) {
-		pthread_join(workers[i].th, NULL);
-		bad |= workers[i].bad;
-	}
-
-	if (cet_ss_maps(&maps_joined))
-		return 1;
-	if (maps_joined.nr != 1 || cet_ss_find(&maps_joined, mafter.ssp) != 0)
-		bad |= fail("%d shadow-stack mappings left after joining the threads (want main's only)",
-			    maps_joined.nr);
-	if (bad)
-		return 1;
-	test_msg("%d threads at depths %d..%d resumed and unwound; %d ss mappings kept, 1 after join\n", THREAD_COUNT,
-		 workers[0].depth, workers[THREAD_COUNT - 1].depth, maps_after.nr);
-	pass();
-	return 0;
+	if (joined.nr != 1 || cet_ss_find(&joined, ckpt.after.st.ssp) != 0)
+		bad |= fail("%d shadow-stack mappings left after joining the threads (want main's only)", joined.nr);
+	return cet_pass(bad, "%d threads at depths %d..%d resumed and unwound; %d ss mappings kept, 1 after join\n",
+			THREAD_COUNT, workers[0].depth, workers[THREAD_COUNT - 1].depth, ckpt.after.maps.nr);
 }
 
 int main(int argc, char **argv)
 {
-	long ret;
-
 	BEFORE_START(argc, argv);
-	test_init(argc, argv);
-	ret = cet_enable();
-	if (ret) {
-		pr_err("ARCH_SHSTK_ENABLE: %ld\n", ret);
-		exit(1);
-	}
+	CET_TEST_INIT(argc, argv);
 	exit(run());
 }

@@ -8,9 +8,6 @@
  * checkpointed; after restore each checks its own state and unwinds, and the
  * parent checks the child's features through /proc and its exit status.
  */
-#include <signal.h>
-#include <sys/wait.h>
-
 #include "cetlib.h"
 
 const char *test_doc = "vfork + exec of a shadow-stack child";
@@ -22,8 +19,6 @@ static int ready_fd = -1;
 static volatile sig_atomic_t child_term;
 static pid_t child;
 static char child_features[2][64];
-static struct cet_thread_state before, after;
-static struct cet_ss_maps maps_before, maps_after;
 
 /* vfork, then execve in the child without touching memory or the shadow stack */
 static CET_NOINLINE long vfork_exec(const char *path, char *const argv[], char *const envp[])
@@ -55,51 +50,40 @@ static void child_on_term(int sig)
 
 static int child_bottom(struct cet_rec *r)
 {
-	struct cet_thread_state b, a;
-	sigset_t block, wait;
-	int bad = 0;
-
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigprocmask(SIG_BLOCK, &block, &wait);
-	sigdelset(&wait, SIGTERM);
-
-	if (cet_thread_state(&b))
-		return 1;
-	bad |= cet_thread_state_expect(&b, ARCH_SHSTK_SHSTK, "shstk", "", "exec'd child");
-	if (write(ready_fd, "r", 1) != 1)
-		return pr_perror("ready pipe");
-	close(ready_fd);
-	while (!child_term)
-		sigsuspend(&wait);
-	if (cet_thread_state(&a))
-		return 1;
-	bad |= cet_thread_state_cmp(&b, &a, "exec'd child");
-	return bad;
+	return cet_child_checkpoint(ready_fd, SIGTERM, &child_term, "exec'd child");
 }
 
 static CET_NOINLINE int child_run(void)
 {
 	struct sigaction sa = { .sa_handler = child_on_term };
-	struct cet_rec r;
 
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGTERM, &sa, NULL))
 		return pr_perror("sigaction");
-	if (cet_rec_init(&r, 1300, child_bottom, NULL))
-		return 1;
-	return cet_rec_run(&r, "exec'd child");
+	return cet_recurse(1300, child_bottom, NULL, "exec'd child");
 }
 
 /* ---- the test process ---- */
 
-static int child_proc_features(char *buf, size_t len)
+/* the parent checks the child's features through /proc around its checkpoint */
+static int check(struct cet_ckpt *c, int restored, const char *when)
 {
-	char path[64];
+	int bad = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", child);
-	return cet_status_field(path, "x86_Thread_features", buf, len);
+	if (cet_pid_status_field(child, "x86_Thread_features", child_features[restored],
+				 sizeof(child_features[restored])))
+		return restored ? 1 : -1;
+	if (!restored) {
+		bad |= cet_expect_shstk(&c->before.st, "parent");
+		if (strcmp(child_features[0], "shstk"))
+			bad |= fail("child %d features '%s' before the dump", child, child_features[0]);
+	} else if (strcmp(child_features[0], child_features[1])) {
+		bad |= fail("child %d features '%s' became '%s'", child, child_features[0], child_features[1]);
+	}
+	return bad;
 }
+
+static struct cet_ckpt ckpt = { .who = "parent", .maps_who = "parent", .check = check };
 
 static int at_bottom(struct cet_rec *r)
 {
@@ -127,48 +111,20 @@ static int at_bottom(struct cet_rec *r)
 		return 1;
 	}
 	close(p[0]);
-
-	if (cet_thread_state(&before) || cet_ss_maps(&maps_before) ||
-	    child_proc_features(child_features[0], sizeof(child_features[0])))
-		return 1;
-	bad |= cet_thread_state_expect(&before, ARCH_SHSTK_SHSTK, "shstk", "", "parent");
-	if (strcmp(child_features[0], "shstk"))
-		bad |= fail("child %d features '%s' before the dump", child, child_features[0]);
-
-	test_daemon();
-	test_waitsig();
-
-	if (cet_thread_state(&after) || cet_ss_maps(&maps_after) ||
-	    child_proc_features(child_features[1], sizeof(child_features[1])))
-		return 1;
-	bad |= cet_thread_state_cmp(&before, &after, "parent");
-	bad |= cet_ss_maps_cmp(&maps_before, &maps_after, "parent");
-	if (strcmp(child_features[0], child_features[1]))
-		bad |= fail("child %d features '%s' became '%s'", child, child_features[0], child_features[1]);
-	return bad;
+	return bad | cet_checkpoint(&ckpt);
 }
 
 static CET_NOINLINE int run(void)
 {
-	struct cet_rec r;
-	int status, bad;
+	int bad;
 
-	if (cet_rec_init(&r, 700, at_bottom, NULL))
-		return 1;
-	bad = cet_rec_run(&r, "parent");
+	bad = cet_recurse(700, at_bottom, NULL, "parent");
 	if (child > 0) {
 		kill(child, SIGTERM);
-		if (waitpid(child, &status, 0) != child)
-			return pr_perror("waitpid");
-		if (!WIFEXITED(status) || WEXITSTATUS(status))
-			bad |= fail("the exec'd child ended with status %#x", status);
+		bad |= cet_wait_child(child, "the exec'd child");
 	}
-	if (bad)
-		return 1;
-	test_msg("parent and exec'd child %d resumed with their shadow stacks ('%s') and unwound\n", child,
-		 child_features[1]);
-	pass();
-	return 0;
+	return cet_pass(bad, "parent and exec'd child %d resumed with their shadow stacks ('%s') and unwound\n",
+			child, child_features[1]);
 }
 
 int main(int argc, char **argv)
@@ -182,7 +138,7 @@ int main(int argc, char **argv)
 			fail("the exec'd child starts with status %#lx", cet_status());
 			exit(2);
 		}
-		ret = cet_enable();
+		ret = cet_enable_shstk();
 		if (ret) {
 			fail("child ARCH_SHSTK_ENABLE: %ld", ret);
 			exit(2);
@@ -190,11 +146,6 @@ int main(int argc, char **argv)
 		exit(child_run());
 	}
 
-	test_init(argc, argv);
-	ret = cet_enable();
-	if (ret) {
-		pr_err("ARCH_SHSTK_ENABLE: %ld\n", ret);
-		exit(1);
-	}
+	CET_TEST_INIT(argc, argv);
 	exit(run());
 }

@@ -25,7 +25,11 @@ const char *test_author = "criu-cet";
 
 #define EXTRA_SIZE  (4 * 4096UL)
 #define EXTRA_WORDS (EXTRA_SIZE / 8)
-#define PATTERN(i)  (0x5a5a000000000000UL | ((unsigned long)(i) * 0x10001UL))
+
+static inline unsigned long pattern(unsigned long i)
+{
+	return 0x5a5a000000000000UL | (i * 0x10001UL);
+}
 
 /* wrss_probe(addr, val): one wrssq; the SIGILL handler skips it */
 void wrss_probe(unsigned long *addr, unsigned long val);
@@ -55,8 +59,6 @@ static void on_sigill(int sig, siginfo_t *si, void *ctx)
 }
 
 static unsigned long *extra;
-static struct cet_thread_state before, after;
-static struct cet_ss_maps maps_before, maps_after;
 
 /* 0 when wrssq behaves as the WRSS state says it must */
 static int probe(const char *when)
@@ -80,28 +82,20 @@ static int probe(const char *when)
 	return 0;
 }
 
-static int at_bottom(struct cet_rec *r)
+static int check(struct cet_ckpt *c, int restored, const char *when)
 {
 	int bad = 0;
 	unsigned long i;
 
-	if (cet_thread_state(&before) || cet_ss_maps(&maps_before))
-		return 1;
-	bad |= cet_thread_state_expect(&before, WANT_STATUS, WANT_FEATURES, "", "before the dump");
-	bad |= probe("before the dump");
-
-	test_daemon();
-	test_waitsig();
-
-	if (cet_thread_state(&after) || cet_ss_maps(&maps_after))
-		return 1;
-	bad |= cet_thread_state_cmp(&before, &after, "main");
-	bad |= cet_ss_maps_cmp(&maps_before, &maps_after, "process");
+	if (!restored) {
+		bad |= cet_thread_state_expect(&c->before.st, WANT_STATUS, WANT_FEATURES, "", when);
+		return bad | probe(when);
+	}
 	for (i = 0; i < EXTRA_WORDS; i++) {
 #ifdef CET_WRSS_OFF
 		unsigned long want = i == EXTRA_WORDS - 1 ? cet_token_at((unsigned long)&extra[i]) : 0;
 #else
-		unsigned long want = PATTERN(i);
+		unsigned long want = pattern(i);
 #endif
 		if (extra[i] != want) {
 			bad |= fail("extra shadow stack word %lu is %#lx after restore, expected %#lx", i, extra[i],
@@ -109,50 +103,36 @@ static int at_bottom(struct cet_rec *r)
 			break;
 		}
 	}
-	bad |= probe("after restore");
-	return bad;
+	return bad | probe(when);
 }
+
+static struct cet_ckpt ckpt = { .who = "main", .check = check };
 
 static CET_NOINLINE int run(void)
 {
 	struct sigaction sa = { .sa_sigaction = on_sigill, .sa_flags = SA_SIGINFO };
-	struct cet_rec r;
-	unsigned long i;
-	long ret;
 
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGILL, &sa, NULL))
 		return pr_perror("sigaction");
 #ifndef CET_WRSS_OFF
-	ret = cet_prctl(ARCH_SHSTK_ENABLE, ARCH_SHSTK_WRSS);
-	if (ret)
-		return fail("ARCH_SHSTK_ENABLE WRSS: %ld", ret);
-	extra = cet_map_shadow_stack(EXTRA_SIZE, 0);
-	if (extra == MAP_FAILED)
-		return pr_perror("map_shadow_stack");
-	for (i = 0; i < EXTRA_WORDS; i++)
-		cet_wrss(&extra[i], PATTERN(i));
+	extra = cet_wrss_stack(EXTRA_SIZE, pattern);
+	if (!extra)
+		return 1;
 #else
-	(void)ret;
-	extra = cet_map_shadow_stack(EXTRA_SIZE, SHADOW_STACK_SET_TOKEN);
+	extra = cet_map_shadow_stack(0, EXTRA_SIZE, SHADOW_STACK_SET_TOKEN);
 	if (extra == MAP_FAILED)
 		return pr_perror("map_shadow_stack");
-	(void)i;
 #endif
-	if (cet_rec_init(&r, 800, at_bottom, NULL))
-		return 1;
-	if (cet_rec_run(&r, "recursion"))
-		return 1;
-	test_msg("status %#lx '%s' kept; wrssq %s after restore (%d SIGILL); extra shadow stack intact\n",
-		 after.status, after.features,
+	return cet_pass(cet_recurse(800, cet_rec_checkpoint, &ckpt, "recursion"),
+			"status %#lx '%s' kept; wrssq %s after restore (%d SIGILL); extra shadow stack intact\n",
+			ckpt.after.st.status, ckpt.after.st.features,
 #ifdef CET_WRSS_OFF
-		 "faults",
+			"faults",
 #else
-		 "writes",
+			"writes",
 #endif
-		 sigills);
-	pass();
-	return 0;
+			sigills);
 }
 
 CET_TEST_MAIN(run)

@@ -1,10 +1,34 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The Linux shadow-stack ABI (6.6+) and the layout of shadow-stack words,
- * as criu-cet uses them on both sides: in criu and in the restorer blob.
+ * The Linux shadow-stack ABI (6.6+) and the layout of shadow-stack words:
+ * the one header for everything in criu-cet that speaks it.  It is
+ * included by criu itself, by the parasite and restorer blob (criu/pie,
+ * CR_NOGLIBC: no libc, no calls out), by the lab's guest programs
+ * (lab/guest, static) and by the ZDTM CET tests (test/zdtm/cet/cetlib.h).
+ * Debian 12's glibc (2.36) and kernel headers predate the ABI, so the
+ * constants are spelled out here, each the way the kernel spells it.
+ *
+ * The helpers that read or change SSP or the shadow-stack features
+ * (cet_arch_prctl(), cet_enable_shstk(), cet_rdssp(), cet_wrss()) are
+ * always inline: enabling a shadow stack must happen in a frame that never
+ * returns (the frames below it have no shadow-stack entries), so the
+ * enable cannot be an ordinary function call, and neither can a call into
+ * libc (glibc's syscall() wrapper would return on the new, empty shadow
+ * stack and fault).  The rest are ordinary static inlines; what needs libc
+ * (map_shadow_stack through syscall(), the /proc status parser) is left
+ * out of the blob.
  */
 #ifndef __CR_CET_ABI_H__
 #define __CR_CET_ABI_H__
+
+#ifndef CR_NOGLIBC
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#endif
 
 /* arch/x86/include/uapi/asm/prctl.h */
 #ifndef ARCH_SHSTK_ENABLE
@@ -13,6 +37,8 @@
 #define ARCH_SHSTK_LOCK		0x5003
 #define ARCH_SHSTK_UNLOCK	0x5004
 #define ARCH_SHSTK_STATUS	0x5005
+#endif
+#ifndef ARCH_SHSTK_SHSTK
 #define ARCH_SHSTK_SHSTK	(1ULL << 0)
 #define ARCH_SHSTK_WRSS		(1ULL << 1)
 #endif
@@ -20,6 +46,17 @@
 #define CET_KNOWN_FEATURES	(ARCH_SHSTK_SHSTK | ARCH_SHSTK_WRSS)
 /* lock bits above the named ones: the parasite asks the kernel (cet-parasite.h) */
 #define CET_FIRST_PROBED_BIT	2
+
+/* arch/x86/entry/syscalls/syscall_64.tbl, arch/x86/include/uapi/asm/mman.h */
+#ifndef __NR_arch_prctl
+#define __NR_arch_prctl		158
+#endif
+#ifndef __NR_map_shadow_stack
+#define __NR_map_shadow_stack	453
+#endif
+#ifndef SHADOW_STACK_SET_TOKEN
+#define SHADOW_STACK_SET_TOKEN	0x1
+#endif
 
 /*
  * What the parasite's ownership probe (cet-parasite.h) answers in
@@ -31,11 +68,9 @@
 #define CET_OWN_TIMEOUT		(-4)	/* the probe child hung and was killed */
 #define CET_OWN_SKIPPED		(-5)	/* not asked: an earlier probe of the task failed */
 
+/* include/uapi/linux/elf.h */
 #ifndef NT_X86_SHSTK
 #define NT_X86_SHSTK		0x204
-#endif
-#ifndef SHADOW_STACK_SET_TOKEN
-#define SHADOW_STACK_SET_TOKEN	0x1
 #endif
 
 /*
@@ -57,7 +92,6 @@
 #define USER_CET_WRSS_EN	(1ULL << 1)
 
 #ifndef CR_NOGLIBC
-#include <stdint.h>
 struct cet_user_regs {
 	uint64_t cet;		/* IA32_U_CET as the kernel keeps it */
 	uint64_t ssp;		/* IA32_PL3_SSP */
@@ -83,5 +117,118 @@ struct cet_user_regs {
  * before the thread moves to its dumped SSP.
  */
 #define CET_FRESH_STACK_SIZE	(64UL << 10)
+
+/* A helper expanded in its caller's frame, never called (see above). */
+#define CET_INLINE		inline __attribute__((__always_inline__))
+
+/* arch_prctl as a raw syscall instruction: returns -errno, calls nothing */
+static CET_INLINE long cet_arch_prctl(unsigned long op, unsigned long arg)
+{
+	long ret;
+
+	asm volatile("syscall"
+		     : "=a"(ret)
+		     : "a"(__NR_arch_prctl), "D"(op), "S"(arg)
+		     : "rcx", "r11", "memory");
+	return ret;
+}
+
+/*
+ * Turn the shadow stack on for the calling thread.  Expand it only in a
+ * frame that never returns (main() that ends in exit(), a thread function
+ * that ends in a loop, the restorer's top-level function).
+ */
+static CET_INLINE long cet_enable_shstk(void)
+{
+	return cet_arch_prctl(ARCH_SHSTK_ENABLE, ARCH_SHSTK_SHSTK);
+}
+
+/* ARCH_SHSTK_STATUS of the calling thread, ~0UL if the call fails */
+static inline unsigned long cet_status(void)
+{
+	unsigned long features = 0;
+
+	if (cet_arch_prctl(ARCH_SHSTK_STATUS, (unsigned long)&features))
+		return ~0UL;
+	return features;
+}
+
+/* The shadow-stack pointer, 0 when shadow stacks are off (rdssp is a nop) */
+static CET_INLINE unsigned long cet_rdssp(void)
+{
+	unsigned long ssp = 0;
+
+	asm volatile("rdsspq %0" : "+r"(ssp) : : "memory");
+	return ssp;
+}
+
+/* One shadow-stack word written with WRSS (SIGILL when WRSS is off) */
+static CET_INLINE void cet_wrss(unsigned long *addr, unsigned long val)
+{
+	asm volatile("wrssq %1, (%0)" : : "r"(addr), "r"(val) : "memory");
+}
+
+/*
+ * The value of a 64-bit restore token for a shadow stack whose top (the
+ * first byte above the token) is @top, and of one that lives at @addr.
+ */
+static inline unsigned long cet_token_for(unsigned long top)
+{
+	return top | CET_TOKEN_MODE64;
+}
+
+static inline unsigned long cet_token_at(unsigned long addr)
+{
+	return cet_token_for(addr + 8);
+}
+
+#ifndef CR_NOGLIBC
+/* include/uapi/asm-generic/siginfo.h: a control-protection fault */
+#ifndef SEGV_CPERR
+#define SEGV_CPERR		10
+#endif
+
+/* map_shadow_stack(2): the new shadow stack, or MAP_FAILED with errno */
+static inline void *cet_map_shadow_stack(unsigned long addr, unsigned long size, unsigned int flags)
+{
+	return (void *)syscall(__NR_map_shadow_stack, addr, size, flags);
+}
+
+/*
+ * A field of a /proc status file such as "x86_Thread_features" into @buf,
+ * without the trailing blanks the kernel leaves.  0, or -1 if the file or
+ * the field is missing (a kernel without user shadow stacks has neither
+ * x86_Thread_features field).
+ */
+static inline int cet_proc_status_field(const char *path, const char *field, char *buf, size_t len)
+{
+	char line[256];
+	size_t flen = strlen(field);
+	FILE *f = fopen(path, "r");
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, field, flen) && line[flen] == ':') {
+			char *v = line + flen + 1;
+
+			while (*v == ' ' || *v == '\t')
+				v++;
+			flen = strcspn(v, "\n");
+			while (flen && v[flen - 1] == ' ')	/* the kernel ends lists with a space */
+				flen--;
+			if (flen >= len)
+				flen = len - 1;
+			memcpy(buf, v, flen);
+			buf[flen] = '\0';
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+#endif /* CR_NOGLIBC */
 
 #endif /* __CR_CET_ABI_H__ */

@@ -58,11 +58,9 @@ bool cet_host_has_shstk(void)
 
 bool cet_self_has_shstk(void)
 {
-	unsigned long features = 0;
+	unsigned long features = cet_status();
 
-	if (syscall(SYS_arch_prctl, ARCH_SHSTK_STATUS, &features))
-		return false;
-	return features & ARCH_SHSTK_SHSTK;
+	return features != ~0UL && (features & ARCH_SHSTK_SHSTK);
 }
 
 static int regset = -1;
