@@ -144,7 +144,6 @@ static void release_stack(struct cet_rst_stack *s)
 struct maps_walk {
 	struct cet_rst_proc *p;
 	unsigned long prev_end;
-	unsigned long min_gap;	/* smaller gaps cannot take any stack to place */
 	int full;		/* the filler table ran out */
 };
 
@@ -152,7 +151,7 @@ static void walk_vma(struct maps_walk *w, unsigned long start, unsigned long end
 {
 	if (start > w->p->task_size)
 		start = w->p->task_size;
-	if (start > w->prev_end && start - w->prev_end >= w->min_gap)
+	if (start > w->prev_end)
 		w->full |= add_filler(w->p, w->prev_end, start);
 	if (end > w->prev_end)
 		w->prev_end = end;
@@ -174,26 +173,9 @@ static int hexval(char c)
  * uses (top-down below mmap_base, else bottom-up; criu's mmap_base is not
  * the dumped task's).  One pass over self/maps serves every thread.
  */
-/*
- * The kernel puts a shadow stack of size S only in a gap of at least S and
- * its guard page (vm_unmapped_area's start_gap): gaps smaller than the
- * smallest stack to place need no filler, and each filler costs a mmap now
- * and a munmap later.
- */
-static unsigned long smallest_gap_to_fill(struct cet_rst_proc *p)
-{
-	unsigned long min = ~0UL;
-	u32 i;
-
-	for (i = 0; i < p->nr_stacks; i++)
-		if (p->stacks[i].owner >= 0 && p->stacks[i].end - p->stacks[i].start < min)
-			min = p->stacks[i].end - p->stacks[i].start;
-	return min == ~0UL ? 0 : min + PAGE_SIZE;
-}
-
 static int fill_gaps(struct cet_rst_thread *t)
 {
-	struct maps_walk w = { .p = t->proc, .prev_end = 0x10000, .min_gap = smallest_gap_to_fill(t->proc) };
+	struct maps_walk w = { .p = t->proc, .prev_end = 0x10000 };
 	unsigned long field[2] = { 0, 0 };
 	int fd, nf = 0, skip = 0;
 	char buf[512];
