@@ -535,9 +535,10 @@ def report(run, out=sys.stdout):
     plain_live = plain.live_s if plain else None
     if points:
         ss = max((s.ss_kb for _, s in points if s.ss_kb), default=None)
+        flat = any(k[1] == OURS and k[0].startswith("ss-") for k in summ)
         p(f"criu-cet restore vs shadow-stack depth (one shadow stack, "
-          f"{'%.0f KiB' % ss if ss else 'its'} mapping; a frame is 8 B of shadow stack "
-          f"+ 8 B of stack):")
+          f"{'%.0f KiB' % ss if ss else 'its'} mapping; a frame is 8 B of shadow stack"
+          f"{' only (flat frames)' if flat else ' + 8 B of stack'}):")
         for line in depth_table(points, plain_live):
             p(line)
     p(depth_verdict(points, plain_live))
