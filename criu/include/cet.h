@@ -24,6 +24,10 @@ int cet_dump_thread_core(pid_t tid, CoreEntry *core, const struct parasite_dump_
 /* restore: cet-restore.c */
 int cet_restore_fixup(struct task_restore_args *ta, struct thread_restore_args *threads, int nr_threads);
 int cet_check_image_vma(const VmaEntry *e);
+/* criu check, criu --version: cet-check.c */
+int cet_check_feature(void);
+const char *cet_version_name(void);
+void cet_print_version(void);
 #else
 static inline int cet_dump_task(struct pstree_item *item, struct vm_area_list *vmas)
 {
@@ -44,6 +48,17 @@ static inline int cet_restore_fixup(struct task_restore_args *ta, struct thread_
 static inline int cet_check_image_vma(const VmaEntry *e)
 {
 	return 0;
+}
+static inline int cet_check_feature(void)
+{
+	return -1;	/* no x86 shadow stacks on this architecture */
+}
+static inline const char *cet_version_name(void)
+{
+	return "criu-cet";
+}
+static inline void cet_print_version(void)
+{
 }
 #endif
 

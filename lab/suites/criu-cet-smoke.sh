@@ -12,3 +12,21 @@ elif grep -q "NT_X86_CET_USER regset: no" "$log"; then
 else
 	lab_fail cet.kernel-regset "no probe result in $log"
 fi
+
+# criu check --feature shadow_stack: this lab CPU and kernel can; the regset
+# line tells the patched kernel from the stock one.  criu --version names us.
+out=$(/lab/criu-cet/criu check --feature shadow_stack 2>&1)
+rc=$?
+regset=$(echo "$out" | sed -n 's/^shadow_stack: NT_X86_CET_USER regset[^:]*: //p')
+if [ $rc = 0 ] && echo "$out" | grep -q "shadow_stack is supported" &&
+	echo "$out" | grep -q "CPU shadow stacks (CPUID CET_SS): yes" &&
+	echo "$out" | grep -q "(user_shstk in /proc/cpuinfo): yes"; then
+	lab_pass cet.check-feature "supported; NT_X86_CET_USER: $regset"
+else
+	lab_fail cet.check-feature "rc $rc: $(echo "$out" | tr '\n' '|' | cut -c1-200)"
+fi
+ver=$(/lab/criu-cet/criu --version | tr '\n' '|')
+case $ver in
+"Version: 4.1.1|Flavour: criu-cet "*) lab_pass cet.version "$ver" ;;
+*) lab_fail cet.version "$ver" ;;
+esac

@@ -8,6 +8,8 @@
  * flag alone is not enough: a CET CPU under a kernel without the support
  * would accept nothing we need.
  */
+#include <cpuid.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,8 +17,11 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 
 #include "log.h"
+#include "version.h"
+#include "cet.h"
 #include "cet-abi.h"
 #include "cet-host.h"
 
@@ -106,4 +111,81 @@ bool cet_kernel_has_regset(pid_t stopped)
 	}
 	pr_info("kernel NT_X86_CET_USER regset: %s\n", regset ? "yes, used" : "no, stock interfaces");
 	return regset;
+}
+
+/* CPUID.(EAX=7,ECX=0):ECX[7] (CET_SS): the CPU has shadow stacks */
+static bool cpu_has_shstk(void)
+{
+	unsigned int a, b, c, d;
+
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		return false;
+	return c & (1U << 7);
+}
+
+/* A kernel built without user shadow stacks answers ARCH_SHSTK_STATUS with EINVAL. */
+static bool kernel_knows_shstk(void)
+{
+	return cet_status() != ~0UL;
+}
+
+/*
+ * NT_X86_CET_USER is asked of a stopped tracee: a child that stops itself
+ * under PTRACE_TRACEME, asked and killed.
+ */
+static bool probe_regset(void)
+{
+	bool ret = false;
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return false;
+	if (pid == 0) {
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0)
+			raise(SIGSTOP);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) == pid && WIFSTOPPED(status))
+		ret = cet_kernel_has_regset(pid);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return ret;
+}
+
+/*
+ * criu check --feature shadow_stack (and --all): can this host checkpoint
+ * and restore shadow-stack tasks?  Each part is said, then the verdict.
+ */
+int cet_check_feature(void)
+{
+	bool cpu = cpu_has_shstk(), kernel = kernel_knows_shstk(), user = cet_host_has_shstk();
+	bool regset = user && probe_regset();
+
+	pr_msg("shadow_stack: CPU shadow stacks (CPUID CET_SS): %s\n", cpu ? "yes" : "no");
+	pr_msg("shadow_stack: kernel user shadow stacks (ARCH_SHSTK_STATUS answers): %s\n",
+	       kernel ? "yes" : "no");
+	pr_msg("shadow_stack: enabled for user space (user_shstk in /proc/cpuinfo): %s\n", user ? "yes" : "no");
+	pr_msg("shadow_stack: NT_X86_CET_USER regset (criu-cet's kernel patches): %s\n",
+	       regset ? "yes" : "no, the stock interfaces are used");
+	if (user)
+		return 0;
+	pr_warn("shadow_stack: this host cannot checkpoint or restore shadow-stack tasks (%s)\n",
+		!cpu ? "the CPU has no CET shadow stacks" :
+		!kernel ? "the kernel is built without user shadow stacks" :
+			  "the kernel has user shadow stacks turned off");
+	return -1;
+}
+
+/* criu --version: which CRIU this is, for people and for tools (RPC's name) */
+const char *cet_version_name(void)
+{
+	return "criu-cet";
+}
+
+void cet_print_version(void)
+{
+	pr_msg("Flavour: criu-cet (CRIU %s with x86 shadow-stack support; CET image version %d)\n", CRIU_VERSION,
+	       CET_IMAGE_VERSION);
 }
