@@ -31,11 +31,12 @@ measurement failed (dump, restore, or the task's check after restore).
 import argparse
 import json
 import os
-import subprocess
 import sys
 from collections import namedtuple
 
+import protocol
 from compare import upstream_overlay
+from run import lab_to_json
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
@@ -79,18 +80,7 @@ def split_key(key):
 
 def parse_fields(text):
     """'k=v k=v why=free text' -> dict; why= takes the rest of the line."""
-    fields = {}
-    rest = text.strip()
-    while rest:
-        if rest.startswith("why="):
-            fields["why"] = rest[4:].strip()
-            break
-        token, _, rest = rest.partition(" ")
-        rest = rest.lstrip()
-        key, eq, value = token.partition("=")
-        if eq and key:
-            fields[key] = value
-    return fields
+    return protocol.parse_fields(text, "why")
 
 
 def parse_info(info):
@@ -248,16 +238,20 @@ def ratios(summ):
 # --- the cost of a byte: ss-N (N MiB of used shadow stack) and anon-N (N MiB
 # more dirty heap) of the same process, ss-0 the common base
 
-def size_points(summ, kind):
-    """[(MiB, Summary)] of criu-cet for kind "ss" or "anon", ss-0 as 0 MiB of both."""
+def series(summ, name, base=None):
+    """[(N, Summary)] of criu-cet's scenarios "<name>-N", by N; base, when
+    given, is a scenario of another series that counts as this one's too."""
     pts = []
     for (scen, criu), s in summ.items():
-        if criu != OURS:
-            continue
-        name, dash, n = scen.partition("-")
-        if dash and n.isdigit() and (name == kind or scen == "ss-0"):
+        prefix, dash, n = scen.partition("-")
+        if criu == OURS and dash and n.isdigit() and (prefix == name or scen == base):
             pts.append((int(n), s))
     return sorted(pts, key=lambda p: p[0])
+
+
+def size_points(summ, kind):
+    """[(MiB, Summary)] of criu-cet for kind "ss" or "anon", ss-0 as 0 MiB of both."""
+    return series(summ, kind, base="ss-0")
 
 
 def slope(points, attr):
@@ -323,12 +317,7 @@ def fmt_ms(v):
 # --- the cost of a thread: threads-N, N threads on shadow stacks
 
 def thread_points(summ):
-    pts = []
-    for (scen, criu), s in summ.items():
-        name, dash, n = scen.partition("-")
-        if criu == OURS and name == "threads" and dash and n.isdigit():
-            pts.append((int(n), s))
-    return sorted(pts, key=lambda p: p[0])
+    return series(summ, "threads")
 
 
 def thread_verdict(points):
@@ -597,22 +586,8 @@ def report(run, out=sys.stdout):
 
 
 def run_lab(kernel, upstream=True):
-    out = os.path.join(BUILD, "lab-results", "bench")
-    os.makedirs(out, exist_ok=True)
-    js = os.path.join(out, "results.json")
-    if os.path.exists(js):
-        os.unlink(js)
     overlay, why = upstream_overlay() if upstream else (None, "left out (--no-upstream)")
-    print(f"bench: booting the lab for suite bench (serial log in {out})", flush=True)
-    cmd = [sys.executable, os.path.join(TOP, "lab", "run.py"), "--suites", "bench",
-           "--kernel", kernel, "--json", js, "--keep", out, "--timeout", "3000"]
-    if overlay:
-        cmd += ["--overlay", overlay]
-    subprocess.run(cmd, capture_output=True, text=True)
-    if not os.path.exists(js):
-        raise SystemExit("bench: the lab run produced no results")
-    with open(js) as f:
-        run = json.load(f)
+    run = lab_to_json("bench", "bench", kernel, overlay=overlay, timeout=3000)
     if why:
         run.setdefault("info", {})["bench.meta"] = \
             run.get("info", {}).get("bench.meta", "") + f" upstream=unavailable: {why}"

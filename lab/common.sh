@@ -45,6 +45,11 @@ reuse_objects() {	# FROM_OBJ TO_OBJ OLD_TREE NEW_TREE
 	return 0
 }
 
+# shared_libs BINARY: the path of every shared library ldd names for it
+shared_libs() {
+	ldd "$1" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }'
+}
+
 # stage_criu ROOT FLAVOUR_DIR: put FLAVOUR_DIR/criu at ROOT/lab/<flavour>/criu
 # with every shared library ldd names, as the guest loads them
 stage_criu() {
@@ -53,7 +58,7 @@ stage_criu() {
 	[ -x "$dir/criu" ] || die "$dir/criu is missing"
 	mkdir -p "$root/lab/$flavour"
 	cp "$dir/criu" "$root/lab/$flavour/criu"
-	ldd "$dir/criu" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' | while read -r lib; do
+	shared_libs "$dir/criu" | while read -r lib; do
 		mkdir -p "$root$(dirname "$lib")"
 		cp -Ln "$lib" "$root$lib"
 	done

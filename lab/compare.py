@@ -21,6 +21,8 @@ import os
 import subprocess
 import sys
 
+from run import lab_to_json
+
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
 PREFIX = "zdtm.cet."
@@ -147,23 +149,8 @@ def upstream_overlay():
 
 
 def run_lab(kernel, overlay=None):
-    out = os.path.join(BUILD, "lab-results", "compare")
-    os.makedirs(out, exist_ok=True)
-    js = os.path.join(out, "results.json")
-    if os.path.exists(js):
-        os.unlink(js)
     suites = SUITES + ("," + UPSTREAM_SUITE if overlay else "")
-    print(f"compare: booting the lab for {suites} (serial log in {out})", flush=True)
-    cmd = [sys.executable, os.path.join(TOP, "lab", "run.py"), "--suites", suites,
-           "--kernel", kernel, "--json", js, "--keep", out]
-    if overlay:
-        cmd += ["--overlay", overlay]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if not os.path.exists(js):
-        sys.stderr.write(p.stdout[-3000:] + p.stderr[-3000:])
-        raise SystemExit("compare: the lab run produced no results")
-    with open(js) as f:
-        return json.load(f)
+    return lab_to_json("compare", suites, kernel, overlay=overlay)
 
 
 def main(argv):

@@ -37,16 +37,17 @@ its image's), missing (no report for a copy).
 """
 
 import argparse
-import json
+import copy
 import os
 import random
 import shutil
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import images  # noqa: E402
+import protocol  # noqa: E402
+from run import lab_to_json  # noqa: E402
 
 TOP = os.path.dirname(HERE)
 BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
@@ -91,14 +92,20 @@ def _interesting(core, mm):
     return sorted(vals)
 
 
+def _ss_indices(mm):
+    """Indices of mm.img's shadow-stack VMAs."""
+    return [i for i, v in enumerate(mm["vmas"]) if images.num(v["status"]) & images.VMA_AREA_SHSTK]
+
+
 def _own_values(core, mm):
     """{name: value} of the CET entry's numbers and the shadow-stack VMA's
     bounds: what "each other's values" means for a systematic edit."""
     cet = core["cet"]
     out = {f"cet.{k}": images.num(cet[k]) for k in CET_FIELDS if k in cet}
-    ss = [v for v in mm["vmas"] if images.num(v["status"]) & images.VMA_AREA_SHSTK]
+    ss = _ss_indices(mm)
     if ss:
-        out["ss.start"], out["ss.end"] = images.num(ss[0]["start"]), images.num(ss[0]["end"])
+        first = mm["vmas"][ss[0]]
+        out["ss.start"], out["ss.end"] = images.num(first["start"]), images.num(first["end"])
     return out
 
 
@@ -126,8 +133,24 @@ def _edit_cet(rng, core, mm, pool):
 
 
 def _ss_index(mm, rng):
-    ss = [i for i, v in enumerate(mm["vmas"]) if images.num(v["status"]) & images.VMA_AREA_SHSTK]
+    ss = _ss_indices(mm)
     return rng.choice(ss) if ss else rng.randrange(len(mm["vmas"]))
+
+
+# The VMA-list edits both the systematic and the random copies make
+def _mark_shstk(mm, j):
+    mm["vmas"][j]["status"] = images.num(mm["vmas"][j]["status"]) | images.VMA_AREA_SHSTK
+    return f"vma[{j}] marked as a shadow stack"
+
+
+def _twice(mm, i):
+    mm["vmas"].insert(i, dict(mm["vmas"][i]))
+    return f"vma[{i}] (the shadow stack) twice"
+
+
+def _removed(mm, i):
+    del mm["vmas"][i]
+    return f"vma[{i}] (the shadow stack) removed"
 
 
 def _edit_vma(rng, core, mm, pool):
@@ -135,15 +158,11 @@ def _edit_vma(rng, core, mm, pool):
     i = _ss_index(mm, rng)
     op = rng.random()
     if op < 0.1:
-        j = rng.randrange(len(vmas))
-        vmas[j]["status"] = images.num(vmas[j]["status"]) | images.VMA_AREA_SHSTK
-        return f"vma[{j}] marked as a shadow stack"
+        return _mark_shstk(mm, rng.randrange(len(vmas)))
     if op < 0.15:
-        vmas.insert(i, dict(vmas[i]))
-        return f"vma[{i}] (the shadow stack) twice"
+        return _twice(mm, i)
     if op < 0.2:
-        del vmas[i]
-        return f"vma[{i}] (the shadow stack) removed"
+        return _removed(mm, i)
     field = rng.choice(sorted(VMA_FIELDS))
     vmas[i][field] = _value(rng, VMA_FIELDS[field], pool)
     return f"vma[{i}].{field}={vmas[i][field]:#x}"
@@ -186,7 +205,7 @@ def systematic_edits(src):
     _, core_img, _, mm_img = _images(src)
     core, mm = core_img["entries"][0], mm_img["entries"][0]
     own = _own_values(core, mm)
-    ss_i = [i for i, v in enumerate(mm["vmas"]) if images.num(v["status"]) & images.VMA_AREA_SHSTK]
+    ss_i = _ss_indices(mm)
     edits = []
 
     def cet_set(field, val):
@@ -205,14 +224,11 @@ def systematic_edits(src):
         for field, width in VMA_FIELDS.items():
             for val in sorted({e & width for e in EDGES} | {x & width for x in own.values()}):
                 edits.append((f"vma[{i}].{field}={val:#x}", vma_set(i, field, val)))
-        edits.append((f"vma[{i}] (the shadow stack) twice",
-                      lambda c, m, i=i: m["vmas"].insert(i, dict(m["vmas"][i]))))
-        edits.append((f"vma[{i}] (the shadow stack) removed", lambda c, m, i=i: m["vmas"].pop(i)))
-    for j, vma in enumerate(mm["vmas"]):
+        for op in (_twice, _removed):
+            edits.append((op(copy.deepcopy(mm), i), lambda c, m, op=op, i=i: op(m, i)))
+    for j in range(len(mm["vmas"])):
         if j not in ss_i:
-            edits.append((f"vma[{j}] marked as a shadow stack",
-                          lambda c, m, j=j: m["vmas"][j].__setitem__(
-                              "status", images.num(m["vmas"][j]["status"]) | images.VMA_AREA_SHSTK)))
+            edits.append((f"vma[{j}] marked as a shadow stack", lambda c, m, j=j: _mark_shstk(m, j)))
     return edits
 
 
@@ -303,18 +319,10 @@ def write_overlay(src, variants, out):
 
 
 def parse_report(detail):
-    """'rc=1 secs=0.4 alive=- ... msg=free text' -> dict (msg takes the rest)."""
-    out, rest = {}, detail.strip()
-    while rest:
-        if rest.startswith("msg="):
-            out["msg"] = rest[4:].strip()
-            break
-        token, _, rest = rest.partition(" ")
-        rest = rest.lstrip()
-        k, eq, val = token.partition("=")
-        if eq:
-            out[k] = val.replace("+", " ")
-    return out
+    """'rc=1 secs=0.4 alive=- ... msg=free text' -> dict (msg takes the rest;
+    spaces in the other values come as "+")."""
+    fields = protocol.parse_fields(detail, "msg")
+    return {k: v if k == "msg" else v.replace("+", " ") for k, v in fields.items()}
 
 
 def judge(rep, expect):
@@ -381,29 +389,9 @@ def report(verdicts, variants, out=sys.stdout, show=8):
     return 1 if bad or not verdicts else 0
 
 
-def lab(suite, kernel, overlay=None, tag=""):
-    out = os.path.join(BUILD, "lab-results", f"fuzz{tag}")
-    os.makedirs(out, exist_ok=True)
-    js = os.path.join(out, "results.json")
-    if os.path.exists(js):
-        os.unlink(js)
-    cmd = [sys.executable, os.path.join(HERE, "run.py"), "--suites", suite, "--kernel", kernel,
-           "--json", js, "--keep", out, "--timeout", "5400"]
-    if overlay:
-        cmd += ["--overlay", overlay]
-    subprocess.run(cmd, capture_output=True, text=True)
-    if not os.path.exists(js):
-        raise SystemExit(f"fuzz: the lab run for {suite} produced no results")
-    with open(js) as f:
-        doc = json.load(f)
-    doc["folder"] = out
-    return doc
-
-
 def export(kernel, dest):
-    doc = lab("cet-images-export", kernel, tag="-export")
-    with open(os.path.join(doc["folder"], "serial.log"), errors="replace") as f:
-        return images.extract_blob(f.read(), "demo-images", dest)
+    doc = lab_to_json("fuzz", "cet-images-export", kernel, name="fuzz-export")
+    return images.extract_exported(doc["folder"], dest)
 
 
 def run(count, seed, kernel, work):
@@ -411,7 +399,7 @@ def run(count, seed, kernel, work):
     variants = make_variants(src, count, seed)
     expects = {v.ident: expected_state(src, v) for v in variants}
     write_overlay(src, variants, os.path.join(work, "overlay"))
-    doc = lab("cet-fuzz", kernel, os.path.join(work, "overlay"))
+    doc = lab_to_json("fuzz", "cet-fuzz", kernel, overlay=os.path.join(work, "overlay"), timeout=5400)
     broken = doc.get("stopped") or doc.get("panic") or \
         (None if doc.get("done") else "the guest did not finish")
     return tally(doc.get("info", {}), variants, expects), variants, broken

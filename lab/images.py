@@ -53,6 +53,13 @@ def extract_blob(serial_text, name, dest):
     return dest
 
 
+def extract_exported(run_folder, dest):
+    """The images the suite cet-images-export sent, from the serial log a
+    lab run kept in run_folder, unpacked in dest."""
+    with open(os.path.join(run_folder, "serial.log"), errors="replace") as f:
+        return extract_blob(f.read(), "demo-images", dest)
+
+
 def load(path, pretty=False):
     """pretty: flags and hex fields as text, as crit decode --pretty shows them."""
     with open(path, "rb") as f:

@@ -22,6 +22,22 @@ NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+/-]*$")
 Result = namedtuple("Result", "status name detail")
 
 
+def parse_fields(text, tail):
+    """An INFO detail 'k=v k=v <tail>=free text' -> dict; the tail key takes
+    the rest of the line, spaces and all."""
+    fields, rest = {}, text.strip()
+    while rest:
+        if rest.startswith(tail + "="):
+            fields[tail] = rest[len(tail) + 1:].strip()
+            break
+        token, _, rest = rest.partition(" ")
+        rest = rest.lstrip()
+        key, eq, value = token.partition("=")
+        if eq and key:
+            fields[key] = value
+    return fields
+
+
 class Report:
     def __init__(self):
         self.boot = None        # detail of the BOOT line, once seen

@@ -217,6 +217,32 @@ def run_lab(suites, kernel="stock", timeout=900, boot_timeout=180, echo=False, k
     return boot, stopped, wall
 
 
+def lab_to_json(who, suites, kernel, name=None, overlay=None, timeout=None):
+    """Boot the lab in a run.py of its own for @suites; its parsed results
+    (run.py --json), with "folder": build/lab-results/<name or who>, where
+    the serial log is kept.  @who names the caller in what it prints."""
+    out = os.path.join(BUILD, "lab-results", name or who)
+    os.makedirs(out, exist_ok=True)
+    js = os.path.join(out, "results.json")
+    if os.path.exists(js):
+        os.unlink(js)   # never read an older run's results
+    print(f"{who}: booting the lab for {suites} (serial log in {out})", flush=True)
+    cmd = [sys.executable, os.path.abspath(__file__), "--suites", suites, "--kernel", kernel,
+           "--json", js, "--keep", out]
+    if overlay:
+        cmd += ["--overlay", overlay]
+    if timeout:
+        cmd += ["--timeout", str(timeout)]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if not os.path.exists(js):
+        sys.stderr.write(p.stdout[-3000:] + p.stderr[-3000:])
+        raise SystemExit(f"{who}: the lab run for {suites} produced no results")
+    with open(js) as f:
+        doc = json.load(f)
+    doc["folder"] = out
+    return doc
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--suites", required=True, help="comma-separated guest suites")

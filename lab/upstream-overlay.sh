@@ -17,8 +17,7 @@ rm -rf "$out" && mkdir -p "$out"
 stage_criu "$out" "$BUILD/criu-4.2.1"
 # the libraries stock 4.1.1 loads are in the initramfs already
 if [ -x "$BUILD/criu-stock/criu" ]; then
-	ldd "$BUILD/criu-stock/criu" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' |
-		while read -r lib; do rm -f "$out$lib"; done
+	shared_libs "$BUILD/criu-stock/criu" | while read -r lib; do rm -f "$out$lib"; done
 fi
 strip_guest "$out"
 echo "$out"

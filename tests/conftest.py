@@ -11,6 +11,8 @@ import pytest
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, "lab"))
 
+import images  # noqa: E402
+
 _runs = {}
 
 
@@ -78,3 +80,12 @@ def lab_kselftest_patched():
 @pytest.fixture(scope="session")
 def lab_kselftest_stock():
     return LabResults(lab_run("kselftest", "stock"))
+
+
+@pytest.fixture(scope="session")
+def exported(tmp_path_factory):
+    """A CET-protected service dumped in the lab (suite cet-images-export),
+    its images unpacked here: read, and copied before any damage."""
+    run = lab_run("cet-images-export")
+    LabResults(run).expect_pass("images.export")
+    return images.extract_exported(run["folder"], str(tmp_path_factory.mktemp("images")))

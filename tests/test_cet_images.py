@@ -12,18 +12,9 @@ import sys
 import pytest
 
 import images
-from conftest import TOP, LabResults, lab_run
+from conftest import LabResults, lab_run
 
 pytestmark = pytest.mark.lab
-
-
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    run = lab_run("cet-images-export")
-    LabResults(run).expect_pass("images.export")
-    with open(os.path.join(run["folder"], "serial.log"), errors="replace") as f:
-        serial = f.read()
-    return images.extract_blob(serial, "demo-images", str(tmp_path_factory.mktemp("images")))
 
 
 def test_crit_decodes_the_cet_entry(exported):

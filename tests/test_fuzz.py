@@ -10,7 +10,6 @@ import os
 import pytest
 
 import fuzz
-import images
 from conftest import LabResults, lab_run
 
 SAMPLE = int(os.environ.get("FUZZ_SAMPLE", "96"))
@@ -58,15 +57,6 @@ def test_report_counts_and_fails_on_any_failure():
                                                 "hang 0, stray 0, unclear 0, differs 0, missing 0, control 0; "
                                                 "2 images, 0 failures")
     assert fuzz.report({"0000": ("hang", "x"), "0001": ("restored", "y")}, v, out=io.StringIO()) == 1
-
-
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    run = lab_run("cet-images-export")
-    LabResults(run).expect_pass("images.export")
-    with open(os.path.join(run["folder"], "serial.log"), errors="replace") as f:
-        serial = f.read()
-    return images.extract_blob(serial, "demo-images", str(tmp_path_factory.mktemp("images")))
 
 
 @pytest.mark.lab
