@@ -6,6 +6,7 @@
  *
  *   zdtm_cet_run --flavour NAME (--criu PATH | --nocr) [--dir DIR]
  *                [--list FILE] [--work DIR] [--only TEST,...]
+ *                [--predump N] [--page-server] [--lazy-pages]
  *
  * For each test of the list (lines "NAME [cycles=N] [usr2] [plain]"):
  *  - start it as zdtm.py's Makefile rule does (NAME --pidfile=NAME.pid
@@ -27,6 +28,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -63,8 +65,12 @@ static int nocr, have_shstk;
  * log says TEXT), no restore; the task must run on with its state.  The
  * dump runs with --leave-running, so that criu itself never kills the task
  * at its end and every point of the dump is a fair one to die at.
+ * dump-only / restore-only: the two halves of a cycle in two boots (another
+ * boot, another kernel): dump-only leaves the work directory (images, the
+ * test's files, the state it recorded in state.before) for the host to carry
+ * over; restore-only restores it there, checks the state and the verdict.
  */
-enum { MODE_CR, MODE_LEAVE_RUNNING, MODE_DUMP_FAIL, MODE_CRIU_DEATH } mode = MODE_CR;
+enum { MODE_CR, MODE_LEAVE_RUNNING, MODE_DUMP_FAIL, MODE_CRIU_DEATH, MODE_DUMP_ONLY, MODE_RESTORE_ONLY } mode = MODE_CR;
 static const char *death;
 
 /*
@@ -708,22 +714,28 @@ static void restore_refused(const struct test *t, int r, const char *err, pid_t 
 		report("PASS", t, "restore refused as meant, no task left: %s", text);
 }
 
-static int run_criu(const char *action, const char *work, const char *imgdir, int pid, char *err, size_t errlen)
+/*
+ * criu @action (dump, pre-dump, restore) on @imgdir, @extra (NULL or a
+ * NULL-terminated list) added to its options; 0, or -1 and the first error
+ */
+static int run_criu(const char *action, const char *work, const char *imgdir, int pid, char *const extra[],
+		    char *err, size_t errlen)
 {
-	char tstr[16], log[600], rpid[600], out[600];
-	char *argv[20];
+	char tstr[16], log[600], rpid[600], out[600], logname[32];
+	char *argv[32];
 	int n = 0, status, r;
 	pid_t c;
 
+	snprintf(logname, sizeof(logname), "%s.log", action);
 	argv[n++] = (char *)criu;
 	argv[n++] = (char *)action;
 	argv[n++] = "--no-default-config";
 	argv[n++] = "-D";
 	argv[n++] = (char *)imgdir;
 	argv[n++] = "-o";
-	argv[n++] = !strcmp(action, "dump") ? "dump.log" : "restore.log";
+	argv[n++] = logname;
 	argv[n++] = "-v4";
-	if (!strcmp(action, "dump")) {
+	if (strcmp(action, "restore")) {
 		snprintf(tstr, sizeof(tstr), "%d", pid);
 		argv[n++] = "-t";
 		argv[n++] = tstr;
@@ -738,6 +750,8 @@ static int run_criu(const char *action, const char *work, const char *imgdir, in
 		argv[n++] = "--pidfile";
 		argv[n++] = rpid;
 	}
+	while (extra && *extra && n < 31)
+		argv[n++] = *extra++;
 	argv[n] = NULL;
 	snprintf(out, sizeof(out), "%s/criu.out", work);
 	c = spawn(argv, work, out, 0);
@@ -766,6 +780,191 @@ static int run_criu(const char *action, const char *work, const char *imgdir, in
 		}
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * ---- live migration: pre-dumps, the page server, lazy pages ----
+ *
+ * --predump N: N times "criu pre-dump --track-mem" into img<C>-pre<k>, each
+ * on top of the one before (--prev-images-dir), a pause between them while
+ * the test goes on, then the dump on top of the last one.  --page-server:
+ * every pre-dump and the dump send their pages to "criu page-server" on the
+ * loopback, started for each.  --lazy-pages: the restore takes its pages from
+ * "criu lazy-pages" through userfaultfd; shadow stacks must not be among
+ * them (criu-cet restores them eagerly): any page the daemon copied into
+ * one is a failure.  zdtm.py runs the same flows (--pre, --page-server,
+ * --lazy-pages).
+ */
+static int predumps, via_page_server, lazy_pages;
+#define PS_PORT "27027"
+
+/* how a criu daemon of @what (the page server, lazy-pages), our child, ended: "" when well */
+static void daemon_end(pid_t pid, const char *log, const char *what, char *err, size_t errlen)
+{
+	char first[300] = "", why[64];
+	int status;
+
+	err[0] = '\0';
+	if (wait_timeout(pid, &status, 60)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		snprintf(err, errlen, "criu %s did not end within 60 s", what);
+		return;
+	}
+	/* its exit status is the verdict, as zdtm.py takes it */
+	if (status) {
+		describe_status(status, why, sizeof(why));
+		log_has(log, "Error (", first, sizeof(first));
+		snprintf(err, errlen, "criu %s %s: %s", what, why, first[0] ? first : "no error in its log");
+	}
+}
+
+/*
+ * A criu daemon (page-server, lazy-pages) of @imgdir in the foreground, ready
+ * when this returns (it says so on --status-fd): its pid, or -1 and @err.
+ */
+static pid_t start_daemon(const char *what, const char *work, const char *imgdir, char *err, size_t errlen)
+{
+	char log[64], fdstr[16], out[600], c;
+	char *argv[16] = { (char *)criu, (char *)what, "--no-default-config", "-D", (char *)imgdir, "-o", log,
+			   "-v4", "--status-fd", fdstr };
+	struct pollfd pfd;
+	int n = 10, p[2];
+	pid_t pid;
+
+	if (!strcmp(what, "page-server")) {
+		argv[n++] = "--address";
+		argv[n++] = "127.0.0.1";
+		argv[n++] = "--port";
+		argv[n++] = PS_PORT;
+	}
+	argv[n] = NULL;
+	if (pipe(p)) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	snprintf(log, sizeof(log), "%s.log", what);
+	snprintf(fdstr, sizeof(fdstr), "%d", p[1]);
+	snprintf(out, sizeof(out), "%s/criu.out", work);
+	pid = spawn(argv, work, out, 0);
+	close(p[1]);
+	pfd.fd = p[0];
+	pfd.events = POLLIN;
+	if (pid < 0 || poll(&pfd, 1, 30000) != 1 || read(p[0], &c, 1) != 1) {
+		snprintf(err, errlen, "criu %s did not get ready", what);
+		if (pid > 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
+		pid = -1;
+	}
+	close(p[0]);
+	return pid;
+}
+
+/* one pre-dump or the dump, through the page server if asked; 0 or -1 and @err */
+static int migrate_step(const char *action, const char *work, const char *imgdir, const char *prev, int pid,
+			char *err, size_t errlen)
+{
+	char *extra[12], log[600], perr[300];
+	pid_t ps = -1;
+	int n = 0, r;
+
+	if (prev) {
+		extra[n++] = "--track-mem";
+		extra[n++] = "--prev-images-dir";
+		extra[n++] = (char *)prev;
+	} else if (!strcmp(action, "pre-dump")) {
+		extra[n++] = "--track-mem";
+	}
+	if (via_page_server) {
+		ps = start_daemon("page-server", work, imgdir, err, errlen);
+		if (ps < 0)
+			return -1;
+		extra[n++] = "--page-server";
+		extra[n++] = "--address";
+		extra[n++] = "127.0.0.1";
+		extra[n++] = "--port";
+		extra[n++] = PS_PORT;
+	}
+	extra[n] = NULL;
+	r = run_criu(action, work, imgdir, pid, extra, err, errlen);
+	if (ps > 0) {
+		snprintf(log, sizeof(log), "%s/page-server.log", imgdir);
+		daemon_end(ps, log, "page-server", perr, sizeof(perr));
+		if (perr[0] && !r) {
+			snprintf(err, errlen, "%s", perr);
+			r = -1;
+		}
+	}
+	return r;
+}
+
+/* the pre-dumps (the test runs on between them), then the dump into @img */
+static int migrate_dump(const char *work, const char *img, int pid, char *err, size_t errlen)
+{
+	char dir[320], prev[320] = "", e[400];
+	int k;
+
+	for (k = 1; k <= predumps; k++) {
+		snprintf(dir, sizeof(dir), "%s-pre%d", img, k);
+		mkdir(dir, 0777);
+		if (migrate_step("pre-dump", work, dir, prev[0] ? prev : NULL, pid, e, sizeof(e))) {
+			snprintf(err, errlen, "pre-dump %d: %s", k, e);
+			return -1;
+		}
+		/* relative to the next images directory, a sibling */
+		snprintf(prev, sizeof(prev), "../%s", strrchr(dir, '/') + 1);
+		msleep(300);	/* the test changes its memory in between */
+	}
+	if (migrate_step("dump", work, img, prev[0] ? prev : NULL, pid, e, sizeof(e))) {
+		snprintf(err, errlen, "%s", e);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * After a lazy restore: the daemon ended well and copied no page into a
+ * shadow stack of @state (tree_state() lines "pid N: ss START-END").  0, or
+ * -1 and @err; @info gets how many pages it served.
+ */
+static int lazy_check(pid_t daemon, const char *img, const char *state, char *err, size_t errlen, char *info,
+		      size_t infolen)
+{
+	static char logbuf[4 << 20];
+	char log[600], *p;
+	unsigned long copies = 0, bytes = 0;
+
+	snprintf(log, sizeof(log), "%s/lazy-pages.log", img);
+	daemon_end(daemon, log, "lazy-pages", err, errlen);
+	if (err[0])
+		return -1;
+	if (read_file(log, logbuf, sizeof(logbuf)) <= 0) {
+		snprintf(err, errlen, "no %s", log);
+		return -1;
+	}
+	for (p = logbuf; (p = strstr(p, "uffd_copy: 0x")); p++) {
+		unsigned long addr = strtoul(p + 11, NULL, 16), start, end;
+		long len = atol(strchr(p, '/') ? strchr(p, '/') + 1 : "0");
+		const char *q;
+
+		copies++;
+		bytes += len;
+		for (q = state; (q = strstr(q, ": ss ")); q++) {
+			if (sscanf(q + 5, "%lx-%lx", &start, &end) == 2 && addr < end && addr + len > start) {
+				snprintf(err, errlen, "lazy-pages copied %#lx/%ld into the shadow stack %lx-%lx", addr,
+					 len, start, end);
+				return -1;
+			}
+		}
+	}
+	if (!copies) {
+		snprintf(err, errlen, "lazy-pages served no page (was the restore lazy?)");
+		return -1;
+	}
+	snprintf(info, infolen, "%lu lazy copies (%lu KiB), none into a shadow stack", copies, bytes >> 10);
 	return 0;
 }
 
@@ -827,6 +1026,37 @@ static int run_criu_death(const char *work, const char *imgdir, int pid, char *h
 	return 0;
 }
 
+/* dump-only: what the other boot needs besides the images */
+static int save_dumped(const char *work, const char *state)
+{
+	char path[300];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/state.before", work);
+	f = fopen(path, "we");
+	if (!f || fputs(state, f) < 0 || fclose(f))
+		return -1;
+	return 0;
+}
+
+/* restore-only: the dumped test's pid and state, from the work directory */
+static int load_dumped(const struct test *t, const char *work, pid_t *pid, char *state, size_t len)
+{
+	char path[300], buf[32];
+
+	snprintf(path, sizeof(path), "%s/%s.pid", work, t->name);
+	if (read_file(path, buf, sizeof(buf)) <= 0 || (*pid = atoi(buf)) <= 0) {
+		report("FAIL", t, "restore-only: no dumped test in %s", work);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/state.before", work);
+	if (read_file(path, state, len) <= 0) {
+		report("FAIL", t, "restore-only: no %s", path);
+		return -1;
+	}
+	return 0;
+}
+
 static void run_test(const struct test *t)
 {
 	static char before[STATE_MAX], after[STATE_MAX];
@@ -835,7 +1065,7 @@ static void run_test(const struct test *t)
 	int pids[MAX_PIDS], npids = 0, status, cycle = 0, r, usr2_sent = 0;
 	struct verdict v;
 	struct stat st;
-	pid_t launcher, pid;
+	pid_t launcher, pid, lazyd = -1;
 
 	current_test = t->name;
 	snprintf(bin, sizeof(bin), "%s/%s", testdir, t->name);
@@ -853,6 +1083,11 @@ static void run_test(const struct test *t)
 	}
 
 	snprintf(work, sizeof(work), "%s/%s/%s", workroot, flavour, t->name);
+	if (mode == MODE_RESTORE_ONLY) {
+		if (load_dumped(t, work, &pid, before, sizeof(before)))
+			return;
+		goto cycles;
+	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", work);
 	if (system(cmd)) {
 		report("FAIL", t, "cannot clean %s", work);
@@ -905,19 +1140,23 @@ static void run_test(const struct test *t)
 			msleep(200);
 		}
 	}
+cycles:
 	for (cycle = 1; !nocr && cycle <= t->cycles; cycle++) {
-		char img[300], err[400];
+		char img[300], err[400], rpidfile[300];
+		char *lazy_opts[] = { "--lazy-pages", NULL };
 		int rpid;
 
-		npids = tree_state(pid, before, sizeof(before), pids);
 		snprintf(img, sizeof(img), "%s/img%d", work, cycle);
+		if (mode == MODE_RESTORE_ONLY)
+			goto restore;	/* dumped in another boot */
+		npids = tree_state(pid, before, sizeof(before), pids);
 		mkdir(img, 0777);
 		if (mode == MODE_DUMP_FAIL) {
 			if (mount("tmpfs", img, "tmpfs", 0, "size=16k")) {
 				snprintf(problem, sizeof(problem), "cannot mount a small tmpfs: %s", strerror(errno));
 				break;
 			}
-			r = run_criu("dump", work, img, pid, err, sizeof(err));
+			r = run_criu("dump", work, img, pid, NULL, err, sizeof(err));
 			umount2(img, MNT_DETACH);
 			if (!r) {
 				snprintf(problem, sizeof(problem), "cycle %d: the dump did not fail", cycle);
@@ -931,18 +1170,35 @@ static void run_test(const struct test *t)
 			}
 			snprintf(info, sizeof(info), "%.200s", err);
 			msleep(200);	/* a parasite left alone leaves on its own */
-		} else if (run_criu("dump", work, img, pid, err, sizeof(err))) {
+		} else if (predumps || via_page_server ? migrate_dump(work, img, pid, err, sizeof(err)) :
+			   run_criu("dump", work, img, pid, NULL, err, sizeof(err))) {
 			snprintf(problem, sizeof(problem), "cycle %d: dump failed: %s", cycle, err);
 			break;
 		}
-		if (mode != MODE_CR)
+		if (mode != MODE_CR && mode != MODE_DUMP_ONLY)
 			goto check_alive;
 		/* the dumped tree is killed by criu; reap it so its pids are free */
 		if (wait_gone(pids, npids, 20)) {
 			snprintf(problem, sizeof(problem), "cycle %d: the dumped tree did not go away", cycle);
 			break;
 		}
-		r = run_criu("restore", work, img, pid, err, sizeof(err));
+		if (mode == MODE_DUMP_ONLY) {
+			if (save_dumped(work, before))
+				report("FAIL", t, "dump-only: cannot save the state in %s", work);
+			else
+				report("PASS", t, "dumped for another boot: %d process(es), %d shadow-stack mapping(s)",
+				       npids, count_lines(before, ": ss "));
+			return;
+		}
+restore:
+		if (lazy_pages) {
+			lazyd = start_daemon("lazy-pages", work, img, err, sizeof(err));
+			if (lazyd < 0) {
+				snprintf(problem, sizeof(problem), "cycle %d: %s", cycle, err);
+				break;
+			}
+		}
+		r = run_criu("restore", work, img, pid, lazy_pages ? lazy_opts : NULL, err, sizeof(err));
 		if (expect_restore_error) {
 			restore_refused(t, r, err, pid);
 			return;
@@ -953,8 +1209,8 @@ static void run_test(const struct test *t)
 			pid = 0;
 			break;
 		}
-		snprintf(img, sizeof(img), "%s/restore.pid", work);
-		rpid = read_file(img, buf, sizeof(buf)) > 0 ? atoi(buf) : 0;
+		snprintf(rpidfile, sizeof(rpidfile), "%s/restore.pid", work);
+		rpid = read_file(rpidfile, buf, sizeof(buf)) > 0 ? atoi(buf) : 0;
 		if (rpid != pid) {
 			snprintf(problem, sizeof(problem), "cycle %d: restored pid %d, dumped %d", cycle, rpid, pid);
 			break;
@@ -976,7 +1232,7 @@ check_alive:
 			pid = 0;
 			break;
 		}
-		tree_state(pid, after, sizeof(after), pids);
+		npids = tree_state(pid, after, sizeof(after), pids);
 		if (t->new_ss && drop_new_ss(before, after, t->new_ss)) {
 			snprintf(problem, sizeof(problem), "cycle %d: neither 0 nor %d new shadow-stack mapping(s) after restore",
 				 cycle, t->new_ss);
@@ -987,9 +1243,21 @@ check_alive:
 			snprintf(problem, sizeof(problem), "cycle %d: %s", cycle, diff);
 			break;
 		}
+		if (lazyd > 0) {
+			r = lazy_check(lazyd, img, after, err, sizeof(err), info, sizeof(info));
+			lazyd = -1;
+			if (r) {
+				snprintf(problem, sizeof(problem), "cycle %d: %s", cycle, err);
+				break;
+			}
+		}
 	}
 	if (cycle > t->cycles)
 		cycle = t->cycles;
+	if (lazyd > 0) {	/* a cycle that failed before its lazy check */
+		kill(lazyd, SIGKILL);
+		waitpid(lazyd, NULL, 0);
+	}
 
 	/* stop: SIGTERM, wait for the test to exit, read its verdict */
 	if (pid > 0) {
@@ -1031,6 +1299,13 @@ check_alive:
 			report("PASS", t, "dumped with --leave-running, ran on with its state: %s", v.info);
 		else if (mode == MODE_DUMP_FAIL || mode == MODE_CRIU_DEATH)
 			report("PASS", t, "%s, ran on with its state: %s", info, v.info);
+		else if (mode == MODE_RESTORE_ONLY)
+			report("PASS", t, "restored from another boot's images, state kept: %s", v.info);
+		else if (predumps || via_page_server || lazy_pages)
+			report("PASS", t, "%d C/R cycle%s (%d pre-dump%s%s%s), state kept%s%s: %s", t->cycles,
+			       t->cycles > 1 ? "s" : "", predumps, predumps == 1 ? "" : "s",
+			       via_page_server ? ", page server" : "", lazy_pages ? ", lazy pages" : "",
+			       info[0] ? "; " : "", info, v.info);
 		else
 			report("PASS", t, "%d C/R cycle%s, state kept: %s", t->cycles, t->cycles > 1 ? "s" : "",
 			       v.info);
@@ -1089,8 +1364,10 @@ static int parse_list(struct test *tests, int max)
 static void usage(void)
 {
 	fprintf(stderr, "usage: zdtm_cet_run --flavour NAME (--criu PATH | --nocr) [--dir DIR] [--list FILE]\n"
-			"                    [--work DIR] [--only TEST,...] [--mode cr|leave-running|dump-fail|criu-death]\n"
+			"                    [--work DIR] [--only TEST,...] [--mode cr|leave-running|dump-fail|criu-death|\n"
+			"                    dump-only|restore-only]\n"
 			"                    [--death fault=N|kill-at=LOG-TEXT]\n"
+			"                    [--predump N] [--page-server] [--lazy-pages]\n"
 			"                    [--restore-nocap-sys-resource] [--restore-stack-hard KB]\n"
 			"                    [--expect-restore-error TEXT]\n");
 	exit(2);
@@ -1109,6 +1386,14 @@ int main(int argc, char **argv)
 			nocr = 1;
 			continue;
 		}
+		if (!strcmp(a, "--page-server")) {
+			via_page_server = 1;
+			continue;
+		}
+		if (!strcmp(a, "--lazy-pages")) {
+			lazy_pages = 1;
+			continue;
+		}
 		if (!strcmp(a, "--restore-nocap-sys-resource")) {
 			restore_nocap = 1;
 			continue;
@@ -1125,6 +1410,8 @@ int main(int argc, char **argv)
 			list = v;
 		else if (!strcmp(a, "--work"))
 			workroot = v;
+		else if (!strcmp(a, "--predump"))
+			predumps = atoi(v);
 		else if (!strcmp(a, "--death"))
 			death = v;
 		else if (!strcmp(a, "--restore-stack-hard"))
@@ -1138,6 +1425,10 @@ int main(int argc, char **argv)
 				mode = MODE_DUMP_FAIL;
 			else if (!strcmp(v, "criu-death"))
 				mode = MODE_CRIU_DEATH;
+			else if (!strcmp(v, "dump-only"))
+				mode = MODE_DUMP_ONLY;
+			else if (!strcmp(v, "restore-only"))
+				mode = MODE_RESTORE_ONLY;
 			else if (strcmp(v, "cr"))
 				usage();
 		}
