@@ -74,6 +74,16 @@ $(BUILD)/guest/bin/%: lab/guest/%.c $(GUEST_HDRS)
 	@mkdir -p $(dir $@)
 	gcc $(GUEST_CFLAGS) -o $@ $<
 
+# rpc_cet speaks CRIU's RPC with criu-cet's libcriu (and its protobuf-c
+# messages), both linked in statically like every guest program
+CRIU_CET_SRC	:= $(BUILD)/criu-cet/src
+$(BUILD)/guest/bin/rpc_cet: lab/guest/rpc_cet.c criu-cet
+	@mkdir -p $(dir $@)
+	@$(MAKE) -s -C $(CRIU_CET_SRC) NO_GNUTLS=1 lib > $(BUILD)/criu-cet/build-lib.log 2>&1 || \
+		{ tail -20 $(BUILD)/criu-cet/build-lib.log; exit 1; }
+	gcc $(GUEST_CFLAGS) -iquote $(CRIU_CET_SRC)/lib/c -iquote $(CRIU_CET_SRC)/criu/include -iquote $(CRIU_CET_SRC)/images -o $@ $< \
+		$(CRIU_CET_SRC)/lib/c/libcriu.a -lprotobuf-c
+
 # ZDTM CET tests (test/zdtm/cet), built against CRIU's ZDTM lib, in /lab/zdtm/cet
 zdtm-cet: criu-stock
 	@bash test/zdtm/cet/lab-build.sh $(BUILD)/criu-stock/src $(BUILD)/zdtm-cet

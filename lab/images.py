@@ -30,8 +30,9 @@ def pycriu():
     return mod
 
 
-def extract_blob(serial_text, name, dest):
-    """Unpack blob name from a serial log into folder dest."""
+def read_blob(serial_text, name):
+    """The tar.gz blob name from a serial log, its members checked: plain
+    files and folders of one tree, nothing outside it."""
     data, ended = [], False
     for line in serial_text.splitlines():
         fields = line.strip().split(" ")
@@ -43,12 +44,19 @@ def extract_blob(serial_text, name, dest):
     if not ended:
         raise ValueError(f"blob {name} is missing or cut short in the serial log")
     raw = base64.b64decode("".join(data), validate=True)
-    os.makedirs(dest, exist_ok=True)
     with tarfile.open(fileobj=io.BytesIO(raw), mode="r:gz") as tar:
         for m in tar.getmembers():
             # plain files of one folder, nothing else (Debian 12's tarfile has no filter=)
             if not (m.isfile() or m.isdir()) or m.name.startswith("/") or ".." in m.name.split("/"):
                 raise ValueError(f"blob {name}: unexpected member {m.name}")
+    return raw
+
+
+def extract_blob(serial_text, name, dest):
+    """Unpack blob name from a serial log into folder dest."""
+    raw = read_blob(serial_text, name)
+    os.makedirs(dest, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(raw), mode="r:gz") as tar:
         tar.extractall(dest)
     return dest
 

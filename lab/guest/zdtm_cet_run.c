@@ -6,7 +6,7 @@
  *
  *   zdtm_cet_run --flavour NAME (--criu PATH | --nocr) [--dir DIR]
  *                [--list FILE] [--work DIR] [--only TEST,...]
- *                [--predump N] [--page-server] [--lazy-pages]
+ *                [--predump N] [--page-server] [--lazy-pages] [--rpc swrk|service]
  *
  * For each test of the list (lines "NAME [cycles=N] [usr2] [plain]"):
  *  - start it as zdtm.py's Makefile rule does (NAME --pidfile=NAME.pid
@@ -714,45 +714,14 @@ static void restore_refused(const struct test *t, int r, const char *err, pid_t 
 		report("PASS", t, "restore refused as meant, no task left: %s", text);
 }
 
-/*
- * criu @action (dump, pre-dump, restore) on @imgdir, @extra (NULL or a
- * NULL-terminated list) added to its options; 0, or -1 and the first error
- */
-static int run_criu(const char *action, const char *work, const char *imgdir, int pid, char *const extra[],
-		    char *err, size_t errlen)
+/* run criu (or rpc_cet) @argv doing @action: 0, or -1 and the first error of its log */
+static int run_criu_argv(char *const argv[], const char *work, const char *action, const char *imgdir, char *err,
+		       size_t errlen)
 {
-	char tstr[16], log[600], rpid[600], out[600], logname[32];
-	char *argv[32];
-	int n = 0, status, r;
+	char log[600], out[600];
+	int status, r;
 	pid_t c;
 
-	snprintf(logname, sizeof(logname), "%s.log", action);
-	argv[n++] = (char *)criu;
-	argv[n++] = (char *)action;
-	argv[n++] = "--no-default-config";
-	argv[n++] = "-D";
-	argv[n++] = (char *)imgdir;
-	argv[n++] = "-o";
-	argv[n++] = logname;
-	argv[n++] = "-v4";
-	if (strcmp(action, "restore")) {
-		snprintf(tstr, sizeof(tstr), "%d", pid);
-		argv[n++] = "-t";
-		argv[n++] = tstr;
-		argv[n++] = "--timeout";
-		argv[n++] = "10";
-		if (mode == MODE_LEAVE_RUNNING)
-			argv[n++] = "--leave-running";
-	} else {
-		snprintf(rpid, sizeof(rpid), "%s/restore.pid", work);
-		unlink(rpid);
-		argv[n++] = "--restore-detached";
-		argv[n++] = "--pidfile";
-		argv[n++] = rpid;
-	}
-	while (extra && *extra && n < 31)
-		argv[n++] = *extra++;
-	argv[n] = NULL;
 	snprintf(out, sizeof(out), "%s/criu.out", work);
 	c = spawn(argv, work, out, 0);
 	if (c < 0) {
@@ -782,6 +751,87 @@ static int run_criu(const char *action, const char *work, const char *imgdir, in
 	}
 	return 0;
 }
+
+/*
+ * --rpc swrk|service: dump and restore through CRIU's RPC (rpc_cet, with
+ * criu-cet's libcriu), the way container runtimes call criu: "swrk" starts
+ * `criu swrk` for each request; "service" sends them to one `criu service`
+ * the runner starts as its child (so that the trees its workers restore
+ * come to the runner, the subreaper, when the workers exit).
+ */
+static const char *rpc;
+static char service_sock[300];
+
+static int run_rpc(const char *action, const char *work, const char *imgdir, int pid, char *err, size_t errlen)
+{
+	char tstr[16], rpid[600];
+	char *argv[12];
+	int n = 0;
+
+	argv[n++] = "/lab/bin/rpc_cet";
+	argv[n++] = service_sock[0] ? "--service" : "--criu";
+	argv[n++] = service_sock[0] ? service_sock : (char *)criu;
+	if (!strcmp(action, "restore")) {
+		snprintf(rpid, sizeof(rpid), "%s/restore.pid", work);
+		unlink(rpid);
+		argv[n++] = "--pidfile";
+		argv[n++] = rpid;
+		argv[n++] = "restore";
+	} else {
+		snprintf(tstr, sizeof(tstr), "%d", pid);
+		argv[n++] = "dump";
+		argv[n++] = tstr;
+	}
+	argv[n++] = (char *)imgdir;
+	if (mode == MODE_LEAVE_RUNNING && strcmp(action, "restore"))
+		argv[n++] = "leave-running";
+	argv[n] = NULL;
+	return run_criu_argv(argv, work, action, imgdir, err, errlen);
+}
+
+/*
+ * criu @action (dump, pre-dump, restore) on @imgdir, @extra (NULL or a
+ * NULL-terminated list) added to its options; 0, or -1 and the first error
+ */
+static int run_criu(const char *action, const char *work, const char *imgdir, int pid, char *const extra[],
+		    char *err, size_t errlen)
+{
+	char tstr[16], rpid[600], logname[32];
+	char *argv[32];
+	int n = 0;
+
+	if (rpc)
+		return run_rpc(action, work, imgdir, pid, err, errlen);
+	snprintf(logname, sizeof(logname), "%s.log", action);
+	argv[n++] = (char *)criu;
+	argv[n++] = (char *)action;
+	argv[n++] = "--no-default-config";
+	argv[n++] = "-D";
+	argv[n++] = (char *)imgdir;
+	argv[n++] = "-o";
+	argv[n++] = logname;
+	argv[n++] = "-v4";
+	if (strcmp(action, "restore")) {
+		snprintf(tstr, sizeof(tstr), "%d", pid);
+		argv[n++] = "-t";
+		argv[n++] = tstr;
+		argv[n++] = "--timeout";
+		argv[n++] = "10";
+		if (mode == MODE_LEAVE_RUNNING)
+			argv[n++] = "--leave-running";
+	} else {
+		snprintf(rpid, sizeof(rpid), "%s/restore.pid", work);
+		unlink(rpid);
+		argv[n++] = "--restore-detached";
+		argv[n++] = "--pidfile";
+		argv[n++] = rpid;
+	}
+	while (extra && *extra && n < 31)
+		argv[n++] = *extra++;
+	argv[n] = NULL;
+	return run_criu_argv(argv, work, action, imgdir, err, errlen);
+}
+
 
 /*
  * ---- live migration: pre-dumps, the page server, lazy pages ----
@@ -838,6 +888,9 @@ static pid_t start_daemon(const char *what, const char *work, const char *imgdir
 		argv[n++] = "127.0.0.1";
 		argv[n++] = "--port";
 		argv[n++] = PS_PORT;
+	} else if (!strcmp(what, "service")) {
+		argv[n++] = "--address";
+		argv[n++] = service_sock;
 	}
 	argv[n] = NULL;
 	if (pipe(p)) {
@@ -1296,7 +1349,8 @@ check_alive:
 		if (nocr)
 			report("PASS", t, "no C/R%s: %s", usr2_sent ? " (SIGUSR2 checks)" : "", v.info);
 		else if (mode == MODE_LEAVE_RUNNING)
-			report("PASS", t, "dumped with --leave-running, ran on with its state: %s", v.info);
+			report("PASS", t, "dumped with --leave-running%s, ran on with its state: %s",
+			       rpc ? " through RPC" : "", v.info);
 		else if (mode == MODE_DUMP_FAIL || mode == MODE_CRIU_DEATH)
 			report("PASS", t, "%s, ran on with its state: %s", info, v.info);
 		else if (mode == MODE_RESTORE_ONLY)
@@ -1307,8 +1361,8 @@ check_alive:
 			       via_page_server ? ", page server" : "", lazy_pages ? ", lazy pages" : "",
 			       info[0] ? "; " : "", info, v.info);
 		else
-			report("PASS", t, "%d C/R cycle%s, state kept: %s", t->cycles, t->cycles > 1 ? "s" : "",
-			       v.info);
+			report("PASS", t, "%d C/R cycle%s%s, state kept: %s", t->cycles, t->cycles > 1 ? "s" : "",
+			       !rpc ? "" : service_sock[0] ? " through criu service" : " through criu swrk", v.info);
 	} else if (v.skip) {
 		report("SKIP", t, "%s", v.skip_why);
 	} else {
@@ -1367,7 +1421,7 @@ static void usage(void)
 			"                    [--work DIR] [--only TEST,...] [--mode cr|leave-running|dump-fail|criu-death|\n"
 			"                    dump-only|restore-only]\n"
 			"                    [--death fault=N|kill-at=LOG-TEXT]\n"
-			"                    [--predump N] [--page-server] [--lazy-pages]\n"
+			"                    [--predump N] [--page-server] [--lazy-pages] [--rpc swrk|service]\n"
 			"                    [--restore-nocap-sys-resource] [--restore-stack-hard KB]\n"
 			"                    [--expect-restore-error TEXT]\n");
 	exit(2);
@@ -1377,6 +1431,7 @@ int main(int argc, char **argv)
 {
 	static struct test tests[64];
 	char cpuinfo[1 << 16], listbuf[300], onlybuf[1024];
+	pid_t service = -1;
 	int i, nr;
 
 	for (i = 1; i < argc; i++) {
@@ -1410,6 +1465,11 @@ int main(int argc, char **argv)
 			list = v;
 		else if (!strcmp(a, "--work"))
 			workroot = v;
+		else if (!strcmp(a, "--rpc")) {
+			rpc = v;
+			if (strcmp(v, "swrk") && strcmp(v, "service"))
+				usage();
+		}
 		else if (!strcmp(a, "--predump"))
 			predumps = atoi(v);
 		else if (!strcmp(a, "--death"))
@@ -1458,7 +1518,22 @@ int main(int argc, char **argv)
 		printf("@@LAB FAIL zdtm.cet.%s no tests in %s\n", flavour, list);
 		return 1;
 	}
+	if (rpc && !strcmp(rpc, "service")) {
+		char dir[300], err[400];
+
+		snprintf(dir, sizeof(dir), "%s/%s", workroot, flavour);
+		snprintf(service_sock, sizeof(service_sock), "%s/criu-service.sock", dir);
+		snprintf(err, sizeof(err), "mkdir -p %s", dir);
+		if (system(err) || (service = start_daemon("service", dir, dir, err, sizeof(err))) < 0) {
+			printf("@@LAB FAIL zdtm.cet.%s %s\n", flavour, err);
+			return 1;
+		}
+	}
 	for (i = 0; i < nr; i++)
 		run_test(&tests[i]);
+	if (service > 0) {
+		kill(service, SIGTERM);
+		waitpid(service, NULL, 0);
+	}
 	return 0;
 }

@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: GPL-2.0
+"""CET tasks through CRIU's RPC, the way container runtimes call criu: the
+ZDTM CET tests dumped and restored by `criu swrk` and by `criu service`
+(lab/guest/rpc_cet.c, criu-cet's libcriu), a dump with --leave-running and
+one that fails through the RPC, stock 4.1.1 beside; images made by another
+CRIU refused through the RPC and the CLI with the reason.  On this host
+(no CET), shadow-stack images are refused before anything is forked, with
+the reason, through the CLI and through `criu swrk` (pycriu)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import TOP, LabResults, lab_run
+
+BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
+CRIU_CET = os.path.join(BUILD, "criu-cet", "criu")
+KERNELS = ("stock", "patched")
+TESTS = ("plain", "churn", "threads", "fibers", "fiber_thread", "locked", "wrss", "sighandler")
+NO_SHSTK_HOST = "this host has no user shadow stacks"
+
+
+@pytest.fixture(scope="session")
+def rpc_lab():
+    return {k: LabResults(lab_run("cet-rpc", k)) for k in KERNELS}
+
+
+@pytest.mark.lab
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("way", ("swrk", "service"))
+@pytest.mark.parametrize("test", TESTS)
+def test_rpc_dump_restore(rpc_lab, kernel, way, test):
+    r = rpc_lab[kernel].expect_pass(f"zdtm.cet.{test}.criu-cet.rpc-{way}")
+    assert f"through criu {way}, state kept" in r["detail"]
+
+
+@pytest.mark.lab
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("test", ("churn", "locked"))
+def test_rpc_leave_running_and_failed_dump_keep_the_task(rpc_lab, kernel, test):
+    r = rpc_lab[kernel].expect_pass(f"zdtm.cet.{test}.criu-cet.rpc-swrk-leave-running")
+    assert "through RPC, ran on with its state" in r["detail"]
+    r = rpc_lab[kernel].expect_pass(f"zdtm.cet.{test}.criu-cet.rpc-swrk-dump-fail")
+    assert "dump failed as meant" in r["detail"] and "ran on with its state" in r["detail"]
+
+
+@pytest.mark.lab
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_stock_rpc_baseline(rpc_lab, kernel):
+    rpc_lab[kernel].expect_pass("zdtm.cet.plain.stock-4.1.1.rpc-swrk")
+    r = rpc_lab[kernel].get("zdtm.cet.locked.stock-4.1.1.rpc-swrk")
+    assert r["status"] == "FAIL", f"stock CRIU now keeps the locked task: {r['detail']}"
+
+
+@pytest.mark.lab
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("how", ("rpc", "cli"))
+def test_images_of_another_criu_are_refused(rpc_lab, kernel, how):
+    r = rpc_lab[kernel].expect_pass(f"{how}.refuse-other-criu")
+    assert "no criu-cet entry (dumped by another CRIU?)" in r["detail"] and "no task left" in r["detail"]
+    if how == "rpc":
+        assert r["detail"].startswith("refused: Error (criu/arch/x86/cet/cet-restore.c")
+
+
+# ---- this host, which has no CET ----
+
+def host_has_user_shstk():
+    with open("/proc/cpuinfo") as f:
+        return any(line.startswith("flags") and " user_shstk" in line for line in f)
+
+
+@pytest.fixture
+def cet_images(exported, tmp_path):
+    """A copy of the lab's CET service images; skipped on a CET host."""
+    if host_has_user_shstk():
+        pytest.skip("this host has user shadow stacks: nothing to refuse")
+    dest = tmp_path / "img"
+    subprocess.run(["cp", "-a", exported, str(dest)], check=True)
+    return str(dest)
+
+
+def demo_services():
+    return subprocess.run(["pgrep", "-x", "demo_service"], capture_output=True, text=True).stdout.split()
+
+
+def the_refusal(log):
+    with open(log, errors="replace") as f:
+        return [line for line in f if "Error" in line and NO_SHSTK_HOST in line]
+
+
+@pytest.mark.lab
+def test_host_without_cet_refuses_on_the_cli(cet_images):
+    p = subprocess.run([CRIU_CET, "restore", "-D", cet_images, "-d", "-o", "restore.log", "-v4"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode != 0
+    assert the_refusal(os.path.join(cet_images, "restore.log"))
+    assert not demo_services()
+
+
+@pytest.mark.lab
+def test_host_without_cet_refuses_through_rpc(cet_images):
+    sys.path.insert(0, os.path.join(BUILD, "criu-cet", "src", "lib"))
+    import pycriu
+    c = pycriu.criu()
+    c.use_binary(CRIU_CET)
+    req = pycriu.rpc.criu_req()
+    req.type = pycriu.rpc.RESTORE
+    fd = os.open(cet_images, os.O_DIRECTORY)
+    try:
+        req.opts.images_dir_fd = fd
+        req.opts.log_file = "restore-rpc.log"
+        req.opts.log_level = 4
+        req.opts.rst_sibling = True
+        resp = c._send_req_and_recv_resp(req)
+    finally:
+        os.close(fd)
+    assert not resp.success
+    assert the_refusal(os.path.join(cet_images, "restore-rpc.log"))
+    # cr_errmsg is the log's first error: ours, unless the host said something first
+    # (root without CAP_SYS_RESOURCE: CRIU's RLIMIT_NOFILE error comes before it)
+    assert resp.cr_errmsg
+    if "RLIMIT_NOFILE" not in resp.cr_errmsg:
+        assert NO_SHSTK_HOST in resp.cr_errmsg
+    assert not demo_services()
