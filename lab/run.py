@@ -45,10 +45,10 @@ def need(path, hint):
     return path
 
 
-def kernel_cmdline(suites):
+def kernel_cmdline(suites, extra=""):
     return ("console=ttyS0,115200 rdinit=/init mitigations=off "
             f"tsc_early_khz={IPS // 1000} tsc=reliable no_timer_check "
-            f"lab.suites={','.join(suites)}")
+            f"lab.suites={','.join(suites)}" + (f" {extra}" if extra else ""))
 
 
 def make_iso(workdir, bzimage, initrd, cmdline):
@@ -191,7 +191,8 @@ def append_overlay(initrd, overlay, workdir):
     return out
 
 
-def run_lab(suites, kernel="stock", timeout=900, boot_timeout=180, echo=False, keep=None, overlay=None):
+def run_lab(suites, kernel="stock", timeout=900, boot_timeout=180, echo=False, keep=None, overlay=None,
+            cmdline=""):
     bochs = need(os.path.join(BUILD, "bochs", "bochs"), "make bochs")
     bzimage = need(os.path.join(BUILD, "kernel", kernel, "bzImage"), f"make kernel-{kernel}")
     initrd = need(os.path.join(BUILD, "initramfs.cpio.gz"), "make initramfs")
@@ -199,7 +200,7 @@ def run_lab(suites, kernel="stock", timeout=900, boot_timeout=180, echo=False, k
     os.makedirs(workdir, exist_ok=True)
     if overlay:
         initrd = append_overlay(initrd, overlay, workdir)
-    iso = make_iso(workdir, bzimage, initrd, kernel_cmdline(suites))
+    iso = make_iso(workdir, bzimage, initrd, kernel_cmdline(suites, cmdline))
     serial = os.path.join(workdir, "serial.log")
     rc = write_bochsrc(workdir, iso, serial)
     for attempt in (1, 2):
@@ -253,11 +254,12 @@ def main(argv):
     ap.add_argument("--echo", action="store_true", help="stream the serial console")
     ap.add_argument("--show", metavar="PREFIX", help="stream only console lines starting with PREFIX")
     ap.add_argument("--overlay", metavar="DIR", help="add the files of DIR to the guest's root")
+    ap.add_argument("--cmdline", default="", metavar="ARGS", help="more kernel command line")
     args = ap.parse_args(argv)
     try:
         boot, stopped, wall = run_lab(args.suites.split(","), args.kernel, args.timeout,
                                       echo=args.show or args.echo, keep=args.keep,
-                                      overlay=args.overlay)
+                                      overlay=args.overlay, cmdline=args.cmdline)
     except (LabError, subprocess.CalledProcessError) as e:
         print(f"lab: error: {e}", file=sys.stderr)
         return 2

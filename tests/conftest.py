@@ -20,10 +20,11 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "lab: needs the emulated CET lab (Bochs)")
 
 
-def lab_run(suites, kernel="stock", overlay=None, tag=""):
-    """Boot the lab once for these suites; cache the parsed report.  The
-    run's folder (serial.log, ...) is in the result as "folder"."""
-    key = (suites, kernel, overlay, tag)
+def lab_run(suites, kernel="stock", overlay=None, tag="", cmdline=""):
+    """Boot the lab once for these suites (cmdline: more kernel command
+    line); cache the parsed report.  The run's folder (serial.log, ...) is
+    in the result as "folder"."""
+    key = (suites, kernel, overlay, tag, cmdline)
     if key not in _runs:
         name = f"{suites.replace(',', '+')}-{kernel}{'-' + tag if tag else ''}"
         out = os.path.join(TOP, "build", "lab-results", name)
@@ -35,6 +36,8 @@ def lab_run(suites, kernel="stock", overlay=None, tag=""):
                "--kernel", kernel, "--json", js, "--keep", out]
         if overlay:
             cmd += ["--overlay", overlay]
+        if cmdline:
+            cmd += ["--cmdline", cmdline]
         p = subprocess.run(cmd, capture_output=True, text=True)
         sys.stderr.write(p.stdout[-4000:])
         if not os.path.exists(js):

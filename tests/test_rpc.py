@@ -124,3 +124,34 @@ def test_host_without_cet_refuses_through_rpc(cet_images):
     if "RLIMIT_NOFILE" not in resp.cr_errmsg:
         assert NO_SHSTK_HOST in resp.cr_errmsg
     assert not demo_services()
+
+
+# ---- a kernel with user shadow stacks off (clearcpuid=user_shstk) ----
+
+@pytest.fixture(scope="session")
+def no_shstk_lab(exported, tmp_path_factory):
+    overlay = tmp_path_factory.mktemp("noshstk")
+    dest = overlay / "lab" / "images" / "demo"
+    dest.parent.mkdir(parents=True)
+    subprocess.run(["cp", "-a", exported, str(dest)], check=True)
+    return LabResults(lab_run("cet-no-shstk", overlay=str(overlay), cmdline="clearcpuid=user_shstk"))
+
+
+@pytest.mark.lab
+def test_kernel_without_shstk_check_says_no(no_shstk_lab):
+    r = no_shstk_lab.expect_pass("noshstk.check")
+    assert "the kernel has user shadow stacks turned off" in r["detail"]
+
+
+@pytest.mark.lab
+@pytest.mark.parametrize("how", ("cli", "rpc"))
+def test_kernel_without_shstk_refuses_cet_images(no_shstk_lab, how):
+    r = no_shstk_lab.expect_pass(f"noshstk.{how}-refused")
+    assert NO_SHSTK_HOST in r["detail"] and "no task left" in r["detail"]
+
+
+@pytest.mark.lab
+@pytest.mark.parametrize("flavour", ("noshstk", "noshstk-rpc"))
+def test_kernel_without_shstk_still_restores_plain_tasks(no_shstk_lab, flavour):
+    r = no_shstk_lab.expect_pass(f"zdtm.cet.plain.criu-cet.{flavour}")
+    assert "state kept" in r["detail"]
