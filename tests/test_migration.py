@@ -3,7 +3,8 @@
 ZDTM CET tests (one thread, threads, fibers, a 384 KiB deep stack, and
 churn, whose shadow stacks change all the time) through iterative pre-dumps
 with memory tracking, a dump through the page server, a lazy-pages restore
-(no page of a shadow stack served lazily), all three in one flow; stock
+(no page of a shadow stack served lazily), locally and over TCP from a page
+server (post-copy), all of them in one flow; stock
 4.1.1 beside the last.  Then images taken in one boot restored in another:
 on the same kernel, and from the stock kernel on the patched one and back."""
 
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.lab
 
 KERNELS = ("stock", "patched")
 TESTS = ("plain", "churn", "threads", "fibers", "fiber_thread", "deep")
-FLOWS = ("predump", "page-server", "lazy", "migrate")
+FLOWS = ("predump", "page-server", "lazy", "migrate", "remote-lazy", "postcopy")
 CROSS_TESTS = ("plain", "churn", "threads", "fibers", "fiber_thread", "locked")
 
 
@@ -33,11 +34,13 @@ def migrate():
 def test_migration_flow(migrate, kernel, flow, test):
     r = migrate[kernel].expect_pass(f"zdtm.cet.{test}.criu-cet.{flow}")
     assert "state kept" in r["detail"]
-    if flow in ("predump", "migrate"):
+    if flow in ("predump", "migrate", "postcopy"):
         assert "pre-dumps" in r["detail"]
-    if flow in ("lazy", "migrate"):
+    if flow in ("lazy", "migrate", "remote-lazy", "postcopy"):
         # the daemon served pages, and none into a shadow stack
         assert "lazy copies" in r["detail"] and "none into a shadow stack" in r["detail"]
+    if flow in ("remote-lazy", "postcopy"):
+        assert "over TCP" in r["detail"]
     if test == "churn":
         assert "every return intact" in r["detail"]
 

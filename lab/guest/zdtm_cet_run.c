@@ -6,7 +6,8 @@
  *
  *   zdtm_cet_run --flavour NAME (--criu PATH | --nocr) [--dir DIR]
  *                [--list FILE] [--work DIR] [--only TEST,...]
- *                [--predump N] [--page-server] [--lazy-pages] [--rpc swrk|service]
+ *                [--predump N] [--page-server] [--lazy-pages | --remote-lazy-pages]
+ *                [--rpc swrk|service] [--mode ...]
  *
  * For each test of the list (lines "NAME [cycles=N] [usr2] [plain]"):
  *  - start it as zdtm.py's Makefile rule does (NAME --pidfile=NAME.pid
@@ -761,6 +762,7 @@ static int run_criu_argv(char *const argv[], const char *work, const char *actio
  */
 static const char *rpc;
 static char service_sock[300];
+static char *service_opts[] = { "--address", service_sock, NULL };
 
 static int run_rpc(const char *action, const char *work, const char *imgdir, int pid, char *err, size_t errlen)
 {
@@ -843,11 +845,16 @@ static int run_criu(const char *action, const char *work, const char *imgdir, in
  * loopback, started for each.  --lazy-pages: the restore takes its pages from
  * "criu lazy-pages" through userfaultfd; shadow stacks must not be among
  * them (criu-cet restores them eagerly): any page the daemon copied into
- * one is a failure.  zdtm.py runs the same flows (--pre, --page-server,
- * --lazy-pages).
+ * one is a failure.  --remote-lazy-pages: the daemon gets them over TCP
+ * from "criu page-server --lazy-pages" on the images (the source side of a
+ * post-copy migration).  zdtm.py runs the same flows (--pre, --page-server,
+ * --lazy-pages, --remote-lazy-pages).
  */
-static int predumps, via_page_server, lazy_pages;
+static int predumps, via_page_server, lazy_pages, remote_lazy;
 #define PS_PORT "27027"
+static char *ps_opts[] = { "--address", "127.0.0.1", "--port", PS_PORT, NULL };
+static char *ps_lazy_opts[] = { "--address", "127.0.0.1", "--port", PS_PORT, "--lazy-pages", NULL };
+static char *lazy_remote_opts[] = { "--page-server", "--address", "127.0.0.1", "--port", PS_PORT, NULL };
 
 /* how a criu daemon of @what (the page server, lazy-pages), our child, ended: "" when well */
 static void daemon_end(pid_t pid, const char *log, const char *what, char *err, size_t errlen)
@@ -870,28 +877,30 @@ static void daemon_end(pid_t pid, const char *log, const char *what, char *err, 
 	}
 }
 
+static void kill_daemon(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
 /*
  * A criu daemon (page-server, lazy-pages) of @imgdir in the foreground, ready
  * when this returns (it says so on --status-fd): its pid, or -1 and @err.
  */
-static pid_t start_daemon(const char *what, const char *work, const char *imgdir, char *err, size_t errlen)
+static pid_t start_daemon(const char *what, const char *work, const char *imgdir, char *const extra[], char *err,
+			  size_t errlen)
 {
 	char log[64], fdstr[16], out[600], c;
-	char *argv[16] = { (char *)criu, (char *)what, "--no-default-config", "-D", (char *)imgdir, "-o", log,
+	char *argv[20] = { (char *)criu, (char *)what, "--no-default-config", "-D", (char *)imgdir, "-o", log,
 			   "-v4", "--status-fd", fdstr };
 	struct pollfd pfd;
 	int n = 10, p[2];
 	pid_t pid;
 
-	if (!strcmp(what, "page-server")) {
-		argv[n++] = "--address";
-		argv[n++] = "127.0.0.1";
-		argv[n++] = "--port";
-		argv[n++] = PS_PORT;
-	} else if (!strcmp(what, "service")) {
-		argv[n++] = "--address";
-		argv[n++] = service_sock;
-	}
+	while (extra && *extra && n < 19)
+		argv[n++] = *extra++;
 	argv[n] = NULL;
 	if (pipe(p)) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
@@ -932,7 +941,7 @@ static int migrate_step(const char *action, const char *work, const char *imgdir
 		extra[n++] = "--track-mem";
 	}
 	if (via_page_server) {
-		ps = start_daemon("page-server", work, imgdir, err, errlen);
+		ps = start_daemon("page-server", work, imgdir, ps_opts, err, errlen);
 		if (ps < 0)
 			return -1;
 		extra[n++] = "--page-server";
@@ -983,8 +992,8 @@ static int migrate_dump(const char *work, const char *img, int pid, char *err, s
  * shadow stack of @state (tree_state() lines "pid N: ss START-END").  0, or
  * -1 and @err; @info gets how many pages it served.
  */
-static int lazy_check(pid_t daemon, const char *img, const char *state, char *err, size_t errlen, char *info,
-		      size_t infolen)
+static int lazy_check(pid_t daemon, pid_t server, const char *img, const char *state, char *err, size_t errlen,
+		      char *info, size_t infolen)
 {
 	static char logbuf[4 << 20];
 	char log[600], *p;
@@ -992,6 +1001,11 @@ static int lazy_check(pid_t daemon, const char *img, const char *state, char *er
 
 	snprintf(log, sizeof(log), "%s/lazy-pages.log", img);
 	daemon_end(daemon, log, "lazy-pages", err, errlen);
+	if (!err[0] && server > 0) {
+		snprintf(log, sizeof(log), "%s/page-server.log", img);
+		daemon_end(server, log, "page-server --lazy-pages", err, errlen);
+		snprintf(log, sizeof(log), "%s/lazy-pages.log", img);
+	}
 	if (err[0])
 		return -1;
 	if (read_file(log, logbuf, sizeof(logbuf)) <= 0) {
@@ -1017,7 +1031,8 @@ static int lazy_check(pid_t daemon, const char *img, const char *state, char *er
 		snprintf(err, errlen, "lazy-pages served no page (was the restore lazy?)");
 		return -1;
 	}
-	snprintf(info, infolen, "%lu lazy copies (%lu KiB), none into a shadow stack", copies, bytes >> 10);
+	snprintf(info, infolen, "%lu lazy copies (%lu KiB%s), none into a shadow stack", copies, bytes >> 10,
+		 server > 0 ? " over TCP" : "");
 	return 0;
 }
 
@@ -1118,7 +1133,7 @@ static void run_test(const struct test *t)
 	int pids[MAX_PIDS], npids = 0, status, cycle = 0, r, usr2_sent = 0;
 	struct verdict v;
 	struct stat st;
-	pid_t launcher, pid, lazyd = -1;
+	pid_t launcher, pid, lazyd = -1, lazyps = -1;
 
 	current_test = t->name;
 	snprintf(bin, sizeof(bin), "%s/%s", testdir, t->name);
@@ -1245,7 +1260,11 @@ cycles:
 		}
 restore:
 		if (lazy_pages) {
-			lazyd = start_daemon("lazy-pages", work, img, err, sizeof(err));
+			if (remote_lazy)	/* the source side serves the pages over TCP */
+				lazyps = start_daemon("page-server", work, img, ps_lazy_opts, err, sizeof(err));
+			if (!remote_lazy || lazyps > 0)
+				lazyd = start_daemon("lazy-pages", work, img, remote_lazy ? lazy_remote_opts : NULL, err,
+						     sizeof(err));
 			if (lazyd < 0) {
 				snprintf(problem, sizeof(problem), "cycle %d: %s", cycle, err);
 				break;
@@ -1297,8 +1316,8 @@ check_alive:
 			break;
 		}
 		if (lazyd > 0) {
-			r = lazy_check(lazyd, img, after, err, sizeof(err), info, sizeof(info));
-			lazyd = -1;
+			r = lazy_check(lazyd, lazyps, img, after, err, sizeof(err), info, sizeof(info));
+			lazyd = lazyps = -1;
 			if (r) {
 				snprintf(problem, sizeof(problem), "cycle %d: %s", cycle, err);
 				break;
@@ -1307,10 +1326,8 @@ check_alive:
 	}
 	if (cycle > t->cycles)
 		cycle = t->cycles;
-	if (lazyd > 0) {	/* a cycle that failed before its lazy check */
-		kill(lazyd, SIGKILL);
-		waitpid(lazyd, NULL, 0);
-	}
+	kill_daemon(lazyd);	/* a cycle that failed before its lazy check */
+	kill_daemon(lazyps);
 
 	/* stop: SIGTERM, wait for the test to exit, read its verdict */
 	if (pid > 0) {
@@ -1421,7 +1438,8 @@ static void usage(void)
 			"                    [--work DIR] [--only TEST,...] [--mode cr|leave-running|dump-fail|criu-death|\n"
 			"                    dump-only|restore-only]\n"
 			"                    [--death fault=N|kill-at=LOG-TEXT]\n"
-			"                    [--predump N] [--page-server] [--lazy-pages] [--rpc swrk|service]\n"
+			"                    [--predump N] [--page-server] [--lazy-pages | --remote-lazy-pages]\n"
+			"                    [--rpc swrk|service]\n"
 			"                    [--restore-nocap-sys-resource] [--restore-stack-hard KB]\n"
 			"                    [--expect-restore-error TEXT]\n");
 	exit(2);
@@ -1447,6 +1465,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--lazy-pages")) {
 			lazy_pages = 1;
+			continue;
+		}
+		if (!strcmp(a, "--remote-lazy-pages")) {
+			lazy_pages = remote_lazy = 1;
 			continue;
 		}
 		if (!strcmp(a, "--restore-nocap-sys-resource")) {
@@ -1524,7 +1546,7 @@ int main(int argc, char **argv)
 		snprintf(dir, sizeof(dir), "%s/%s", workroot, flavour);
 		snprintf(service_sock, sizeof(service_sock), "%s/criu-service.sock", dir);
 		snprintf(err, sizeof(err), "mkdir -p %s", dir);
-		if (system(err) || (service = start_daemon("service", dir, dir, err, sizeof(err))) < 0) {
+		if (system(err) || (service = start_daemon("service", dir, dir, service_opts, err, sizeof(err))) < 0) {
 			printf("@@LAB FAIL zdtm.cet.%s %s\n", flavour, err);
 			return 1;
 		}
