@@ -92,3 +92,21 @@ def exported(tmp_path_factory):
     run = lab_run("cet-images-export")
     LabResults(run).expect_pass("images.export")
     return images.extract_exported(run["folder"], str(tmp_path_factory.mktemp("images")))
+
+
+def criu_rpc(binary, req_type, **opts):
+    """One request to `binary swrk` through pycriu (criu-cet's tree), the
+    way go-criu and libcriu talk to criu: req_type is a name of
+    pycriu.rpc (VERSION, RESTORE, ...), opts go into req.opts.  The
+    response, failed or not."""
+    lib = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "criu-cet", "src", "lib")
+    if lib not in sys.path:
+        sys.path.insert(0, lib)
+    import pycriu
+    c = pycriu.criu()
+    c.use_binary(binary)
+    req = pycriu.rpc.criu_req()
+    req.type = getattr(pycriu.rpc, req_type)
+    for k, v in opts.items():
+        setattr(req.opts, k, v)
+    return c._send_req_and_recv_resp(req)

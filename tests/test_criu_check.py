@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import TOP
+from conftest import TOP, criu_rpc
 
 BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
 CRIU_CET = os.path.join(BUILD, "criu-cet", "criu")
@@ -59,14 +59,7 @@ def test_check_all_reports_shadow_stack():
 
 def rpc_version(binary):
     """The RPC version request through `criu swrk`, as go-criu asks it."""
-    import sys
-    sys.path.insert(0, os.path.join(BUILD, "criu-cet", "src", "lib"))
-    import pycriu
-    c = pycriu.criu()
-    c.use_binary(binary)
-    req = pycriu.rpc.criu_req()
-    req.type = pycriu.rpc.VERSION
-    resp = c._send_req_and_recv_resp(req)
+    resp = criu_rpc(binary, "VERSION")
     assert resp.success
     return resp.version
 

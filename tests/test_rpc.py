@@ -9,11 +9,10 @@ the reason, through the CLI and through `criu swrk` (pycriu)."""
 
 import os
 import subprocess
-import sys
 
 import pytest
 
-from conftest import TOP, LabResults, lab_run
+from conftest import TOP, LabResults, criu_rpc, lab_run
 
 BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
 CRIU_CET = os.path.join(BUILD, "criu-cet", "criu")
@@ -101,19 +100,10 @@ def test_host_without_cet_refuses_on_the_cli(cet_images):
 
 @pytest.mark.lab
 def test_host_without_cet_refuses_through_rpc(cet_images):
-    sys.path.insert(0, os.path.join(BUILD, "criu-cet", "src", "lib"))
-    import pycriu
-    c = pycriu.criu()
-    c.use_binary(CRIU_CET)
-    req = pycriu.rpc.criu_req()
-    req.type = pycriu.rpc.RESTORE
     fd = os.open(cet_images, os.O_DIRECTORY)
     try:
-        req.opts.images_dir_fd = fd
-        req.opts.log_file = "restore-rpc.log"
-        req.opts.log_level = 4
-        req.opts.rst_sibling = True
-        resp = c._send_req_and_recv_resp(req)
+        resp = criu_rpc(CRIU_CET, "RESTORE", images_dir_fd=fd, log_file="restore-rpc.log", log_level=4,
+                        rst_sibling=True)
     finally:
         os.close(fd)
     assert not resp.success
