@@ -4,6 +4,7 @@
 #   make demo    the main job: the demo in the emulated CET lab
 #   make test    every test: host unit tests and the lab
 #   make         build every artefact (Bochs, kernels, both CRIUs, initramfs)
+#   make install criu-cet under PREFIX (/usr/local) in DESTDIR; make deb: its package
 #
 # Sources come from Debian's archive (lab/sources.lock); builds live in build/,
 # Bochs and kernels are also cached in $(CRIU_CET_CACHE).
@@ -112,6 +113,16 @@ bench: bochs kernel initramfs
 FUZZ_COUNT ?= 600
 fuzz: all
 	$(PY) lab/fuzz.py --run --count $(FUZZ_COUNT)
+
+# criu-cet installed like a distribution's criu (PREFIX, DESTDIR), and as a
+# Debian package that takes criu's place: build/deb/criu-cet_<version>_amd64.deb
+.PHONY: install deb
+PREFIX ?= /usr/local
+install: criu-cet
+	@bash lab/install-criu-cet.sh $(PREFIX) $(DESTDIR)
+
+deb: criu-cet
+	@bash lab/build-deb.sh
 
 # CRIU's own ZDTM tests on the host (no CET) with stock 4.1.1 and criu-cet, side by side
 .PHONY: zdtm-host
