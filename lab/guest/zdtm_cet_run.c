@@ -834,7 +834,6 @@ static int run_criu(const char *action, const char *work, const char *imgdir, in
 	return run_criu_argv(argv, work, action, imgdir, err, errlen);
 }
 
-
 /*
  * ---- live migration: pre-dumps, the page server, lazy pages ----
  *
@@ -852,9 +851,18 @@ static int run_criu(const char *action, const char *work, const char *imgdir, in
  */
 static int predumps, via_page_server, lazy_pages, remote_lazy;
 #define PS_PORT "27027"
-static char *ps_opts[] = { "--address", "127.0.0.1", "--port", PS_PORT, NULL };
+/* a client's options (dump, lazy-pages); the server's are the same without the first */
+static char *ps_client_opts[] = { "--page-server", "--address", "127.0.0.1", "--port", PS_PORT, NULL };
+#define ps_opts (ps_client_opts + 1)
 static char *ps_lazy_opts[] = { "--address", "127.0.0.1", "--port", PS_PORT, "--lazy-pages", NULL };
-static char *lazy_remote_opts[] = { "--page-server", "--address", "127.0.0.1", "--port", PS_PORT, NULL };
+
+static void kill_daemon(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
 
 /* how a criu daemon of @what (the page server, lazy-pages), our child, ended: "" when well */
 static void daemon_end(pid_t pid, const char *log, const char *what, char *err, size_t errlen)
@@ -864,8 +872,7 @@ static void daemon_end(pid_t pid, const char *log, const char *what, char *err, 
 
 	err[0] = '\0';
 	if (wait_timeout(pid, &status, 60)) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+		kill_daemon(pid);
 		snprintf(err, errlen, "criu %s did not end within 60 s", what);
 		return;
 	}
@@ -874,14 +881,6 @@ static void daemon_end(pid_t pid, const char *log, const char *what, char *err, 
 		describe_status(status, why, sizeof(why));
 		log_has(log, "Error (", first, sizeof(first));
 		snprintf(err, errlen, "criu %s %s: %s", what, why, first[0] ? first : "no error in its log");
-	}
-}
-
-static void kill_daemon(pid_t pid)
-{
-	if (pid > 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
 	}
 }
 
@@ -915,10 +914,7 @@ static pid_t start_daemon(const char *what, const char *work, const char *imgdir
 	pfd.events = POLLIN;
 	if (pid < 0 || poll(&pfd, 1, 30000) != 1 || read(p[0], &c, 1) != 1) {
 		snprintf(err, errlen, "criu %s did not get ready", what);
-		if (pid > 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-		}
+		kill_daemon(pid);
 		pid = -1;
 	}
 	close(p[0]);
@@ -929,7 +925,7 @@ static pid_t start_daemon(const char *what, const char *work, const char *imgdir
 static int migrate_step(const char *action, const char *work, const char *imgdir, const char *prev, int pid,
 			char *err, size_t errlen)
 {
-	char *extra[12], log[600], perr[300];
+	char *extra[12], log[600], perr[300], **o;
 	pid_t ps = -1;
 	int n = 0, r;
 
@@ -944,11 +940,8 @@ static int migrate_step(const char *action, const char *work, const char *imgdir
 		ps = start_daemon("page-server", work, imgdir, ps_opts, err, errlen);
 		if (ps < 0)
 			return -1;
-		extra[n++] = "--page-server";
-		extra[n++] = "--address";
-		extra[n++] = "127.0.0.1";
-		extra[n++] = "--port";
-		extra[n++] = PS_PORT;
+		for (o = ps_client_opts; *o; o++)
+			extra[n++] = *o;
 	}
 	extra[n] = NULL;
 	r = run_criu(action, work, imgdir, pid, extra, err, errlen);
@@ -996,15 +989,14 @@ static int lazy_check(pid_t daemon, pid_t server, const char *img, const char *s
 		      char *info, size_t infolen)
 {
 	static char logbuf[4 << 20];
-	char log[600], *p;
+	char log[600], pslog[600], *p;
 	unsigned long copies = 0, bytes = 0;
 
 	snprintf(log, sizeof(log), "%s/lazy-pages.log", img);
 	daemon_end(daemon, log, "lazy-pages", err, errlen);
 	if (!err[0] && server > 0) {
-		snprintf(log, sizeof(log), "%s/page-server.log", img);
-		daemon_end(server, log, "page-server --lazy-pages", err, errlen);
-		snprintf(log, sizeof(log), "%s/lazy-pages.log", img);
+		snprintf(pslog, sizeof(pslog), "%s/page-server.log", img);
+		daemon_end(server, pslog, "page-server --lazy-pages", err, errlen);
 	}
 	if (err[0])
 		return -1;
@@ -1263,7 +1255,7 @@ restore:
 			if (remote_lazy)	/* the source side serves the pages over TCP */
 				lazyps = start_daemon("page-server", work, img, ps_lazy_opts, err, sizeof(err));
 			if (!remote_lazy || lazyps > 0)
-				lazyd = start_daemon("lazy-pages", work, img, remote_lazy ? lazy_remote_opts : NULL, err,
+				lazyd = start_daemon("lazy-pages", work, img, remote_lazy ? ps_client_opts : NULL, err,
 						     sizeof(err));
 			if (lazyd < 0) {
 				snprintf(problem, sizeof(problem), "cycle %d: %s", cycle, err);
