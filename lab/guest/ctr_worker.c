@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ctr_worker: the CET workload of the runc suite, a container's init.
+ *
+ * usage: ctr_worker FILE [shstk [wrss [lock]]]
+ *
+ * With "shstk" it turns its shadow stack on in main() (which never returns),
+ * "wrss" adds WRSS, "lock" locks both features as glibc does.  Then every
+ * 20 ms it walks a 32-frame recursion, asks map_shadow_stack(2) for a page
+ * (and unmaps it: the answer says whether the container's seccomp profile
+ * allows the call) and rewrites FILE with one line of what it sees from
+ * inside its container:
+ *
+ *   count=N pid=P ssp=0x... status=0x... features=shstk,wrss locked=shstk,wrss mss=ok|EPERM|ENOSYS
+ *
+ * pid is its own getpid() (its pid namespace's number, not the host's),
+ * features and locked come from its own /proc/self/status.  A restore that
+ * loses the shadow stack makes the next return fault and the count stop.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "cet-abi.h"
+
+static __attribute__((noinline)) unsigned long walk(int depth, unsigned long acc)
+{
+	if (depth)
+		acc = walk(depth - 1, acc * 31 + depth);
+	asm volatile("" : "+r"(acc));
+	return acc;
+}
+
+static const char *mss_probe(void)
+{
+	void *p = cet_map_shadow_stack(0, 4096, 0);
+
+	if (p != MAP_FAILED) {
+		munmap(p, 4096);
+		return "ok";
+	}
+	return errno == EPERM ? "EPERM" : errno == ENOSYS ? "ENOSYS" : "other";
+}
+
+/* a /proc/self/status list with commas for blanks, "-" when empty */
+static void status_list(const char *field, char *buf, size_t len)
+{
+	char *c;
+
+	if (cet_proc_status_field("/proc/self/status", field, buf, len))
+		snprintf(buf, len, "?");
+	for (c = buf; *c; c++)
+		if (*c == ' ')
+			*c = ',';
+	if (!*buf)
+		snprintf(buf, len, "-");
+}
+
+static void publish(int fd, unsigned long count)
+{
+	char line[256], feat[64], locked[64];
+	const char *mss = mss_probe();
+	int n;
+
+	status_list("x86_Thread_features", feat, sizeof(feat));
+	status_list("x86_Thread_features_locked", locked, sizeof(locked));
+	n = snprintf(line, sizeof(line), "count=%lu pid=%d ssp=%#lx status=%#lx features=%s locked=%s mss=%s\n",
+		     count, (int)getpid(), cet_rdssp(), cet_status(), feat, locked, mss);
+	if (ftruncate(fd, 0) || pwrite(fd, line, n, 0) != n)
+		exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	struct timespec tick = { 0, 20 * 1000 * 1000 };
+	unsigned long count = 0;
+	int fd, i;
+
+	if (argc < 2)
+		return 1;
+	for (i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "shstk") && cet_enable_shstk())
+			exit(3);
+		if (!strcmp(argv[i], "wrss") && cet_arch_prctl(ARCH_SHSTK_ENABLE, ARCH_SHSTK_WRSS))
+			exit(3);
+		if (!strcmp(argv[i], "lock") && cet_arch_prctl(ARCH_SHSTK_LOCK, ARCH_SHSTK_SHSTK | ARCH_SHSTK_WRSS))
+			exit(3);
+	}
+	fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		exit(4);
+	for (;;) {
+		if (walk(32, count) == 42)
+			count++;	/* keeps walk() from being optimised away */
+		publish(fd, ++count);
+		nanosleep(&tick, NULL);
+	}
+}

@@ -1,0 +1,32 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# runc for the lab's runc suite: Debian 12's runc (pin runc, the binary
+# package) with the shared libraries it loads that the initramfs lacks
+# (libseccomp), and the suite's OCI configs (lab/runc_bundle.py on runc's own
+# `runc spec`), staged as a folder run.py --overlay adds to the guest
+# (/lab/runc/).  An overlay, not the initramfs: runc is 8.5 MiB and every
+# other boot would unpack it.  Prints the folder.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+out=$BUILD/overlay-runc
+deb=$(fetch runc)
+work=$(mktemp -d "$BUILD/runc.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+dpkg-deb -x "$deb" "$work/deb"
+runc=$work/deb/usr/sbin/runc
+[ -x "$runc" ] || die "$(basename "$deb") has no usr/sbin/runc"
+rm -rf "$out" && mkdir -p "$out/lab/runc"
+cp "$runc" "$out/lab/runc/runc"
+# the libraries either CRIU loads are in the initramfs already
+have=$(for c in "$BUILD"/criu-stock/criu "$BUILD"/criu-cet/criu; do [ -x "$c" ] && shared_libs "$c"; done | sort -u)
+shared_libs "$runc" | while read -r lib; do
+	grep -qxF "$lib" <<< "$have" && continue
+	mkdir -p "$out$(dirname "$lib")"
+	cp -Ln "$lib" "$out$lib"
+done
+(cd "$work" && "$runc" spec) || die "runc spec failed"
+"$PY" "$TOP/lab/runc_bundle.py" "$work/config.json" "$out/lab/runc" || die "runc_bundle.py failed"
+strip_guest "$out" || true	# find complains of the missing lib64
+say "runc overlay $(du -sh "$out" | cut -f1) ($("$runc" --version | head -1)) -> $out" >&2
+echo "$out"
