@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # runc for the lab's runc suite: Debian 12's runc (pin runc, the binary
-# package) with the shared libraries it loads that the initramfs lacks
-# (libseccomp), and the suite's OCI configs (lab/runc_bundle.py on runc's own
+# package) and GNU tar with the shared libraries they load that the
+# initramfs lacks (libseccomp, libacl), and the suite's OCI configs (lab/runc_bundle.py on runc's own
 # `runc spec`), staged as a folder run.py --overlay adds to the guest
 # (/lab/runc/).  An overlay, not the initramfs: runc is 8.5 MiB and every
 # other boot would unpack it.  Prints the folder.
@@ -16,15 +16,24 @@ trap 'rm -rf "$work"' EXIT
 dpkg-deb -x "$deb" "$work/deb"
 runc=$work/deb/usr/sbin/runc
 [ -x "$runc" ] || die "$(basename "$deb") has no usr/sbin/runc"
-rm -rf "$out" && mkdir -p "$out/lab/runc"
-cp "$runc" "$out/lab/runc/runc"
+rm -rf "$out" && mkdir -p "$out/lab/runc" "$out/lab/bin"
 # the libraries either CRIU loads are in the initramfs already
 have=$(for c in "$BUILD"/criu-stock/criu "$BUILD"/criu-cet/criu; do [ -x "$c" ] && shared_libs "$c"; done | sort -u)
-shared_libs "$runc" | while read -r lib; do
-	grep -qxF "$lib" <<< "$have" && continue
-	mkdir -p "$out$(dirname "$lib")"
-	cp -Ln "$lib" "$out$lib"
-done
+# stage BINARY DEST: BINARY at $out/DEST with the libraries the guest lacks
+stage() {
+	local lib
+	cp "$1" "$out$2"
+	shared_libs "$1" | while read -r lib; do
+		grep -qxF "$lib" <<< "$have" && continue
+		mkdir -p "$out$(dirname "$lib")"
+		cp -Ln "$lib" "$out$lib"
+	done
+}
+stage "$runc" /lab/runc/runc
+# CRIU saves a container's tmpfs mounts (/dev, /dev/shm) with GNU tar's
+# options, which busybox's tar lacks: the host's (Debian 12) tar, first on
+# the guest's PATH
+stage "$(command -v tar)" /lab/bin/tar
 (cd "$work" && "$runc" spec) || die "runc spec failed"
 "$PY" "$TOP/lab/runc_bundle.py" "$work/config.json" "$out/lab/runc" || die "runc_bundle.py failed"
 strip_guest "$out" || true	# find complains of the missing lib64

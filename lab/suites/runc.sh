@@ -8,8 +8,11 @@
 #
 # runc and CRIU both pivot_root into the container's root, which the kernel
 # refuses while the caller's root is the initramfs (rootfs).  The suite
-# therefore runs in a chroot whose root is a tmpfs mount (the guest's own
-# folders bound in), as a system booted from a real disk would be.
+# therefore runs in a mount namespace of its own whose root is a tmpfs moved
+# over rootfs, switch_root style (the guest's own folders bound in): the
+# layout of a system booted from a disk.  (A plain chroot into a tmpfs is not
+# enough: CRIU then finds the container's root at /ctr of its mount
+# namespace, not at /, and refuses the dump.)
 RUNC=/lab/runc/runc
 CTR_ROOT=/ctr
 CTR_MODE="shstk wrss lock"
@@ -30,8 +33,8 @@ if [ -z "${RUNC_CHROOTED:-}" ]; then
 	for d in proc sys dev tmp run; do
 		mkdir -p $CTR_ROOT/$d && mount -o rbind /$d $CTR_ROOT/$d
 	done
-	lab_pass runc.setup "$($RUNC --version | head -1), cgroup2 controllers: $(cat /sys/fs/cgroup/cgroup.controllers); suite chrooted into a tmpfs root"
-	RUNC_CHROOTED=1 chroot $CTR_ROOT /bin/sh -c '. /lab/lib.sh; . /lab/suites/runc.sh'
+	lab_pass runc.setup "$($RUNC --version | head -1), cgroup2 controllers: $(cat /sys/fs/cgroup/cgroup.controllers); suite in a tmpfs root"
+	RUNC_CHROOTED=1 unshare -m /bin/sh -c "cd $CTR_ROOT && mount --move . / && exec chroot . /bin/sh -c '. /lab/lib.sh; . /lab/suites/runc.sh'"
 	return 0
 fi
 
@@ -98,7 +101,7 @@ snapshot() {
 	local hp line
 	hp=$(host_pid "$1")
 	line=$(cat "$2/rootfs/count" 2>/dev/null)
-	[ -n "$hp" ] && [ -n "$line" ] || { echo "none"; return; }
+	[ "${hp:-0}" != 0 ] && [ -n "$line" ] || { echo "none"; return; }
 	echo "host=$hp nspid=$(status_of "$hp" NSpid) self=$(field pid "$line") ssp=$(field ssp "$line")" \
 		"features=$(status_of "$hp" x86_Thread_features) locked=$(status_of "$hp" x86_Thread_features_locked)" \
 		"self_features=$(field features "$line") self_locked=$(field locked "$line")" \
@@ -110,7 +113,7 @@ snapshot() {
 counting() {
 	local hp c1 c2
 	hp=$(host_pid "$1")
-	[ -n "$hp" ] && alive "$hp" || return 1
+	[ "${hp:-0}" != 0 ] && alive "$hp" || return 1
 	c1=$(field count "$(cat "$2/rootfs/count")")
 	sleep 0.5
 	c2=$(field count "$(cat "$2/rootfs/count")")
@@ -160,7 +163,7 @@ checkpoint() {
 	shift 3
 	rm -rf "$dir/img" "$dir/work" && mkdir -p "$dir/work"
 	$RUNC --log "$dir/runc.log" --criu "$criu" checkpoint --image-path "$dir/img" --work-path "$dir/work" \
-		--empty-ns network "$@" "$id" > "$dir/checkpoint.out" 2>&1
+		"$@" "$id" > "$dir/checkpoint.out" 2>&1
 }
 
 # restore ID DIR CRIU: runc restore -d from DIR/img, its status
@@ -168,7 +171,7 @@ restore() {
 	local rc
 	mkdir -p "$2/work"
 	rc=$(in_bg "$2" restore $RUNC --log "$2/runc.log" --criu "$3" restore -d -b "$2" --image-path "$2/img" \
-		--work-path "$2/work" --empty-ns network "$1")
+		--work-path "$2/work" "$1")
 	return "$rc"
 }
 
@@ -179,11 +182,26 @@ restore_why() {
 	echo "${l:-$(runc_err "$1")}"
 }
 
+# dmesg_mark: where the kernel log is now; cp_fault_since MARK: the first
+# control-protection fault reported after MARK (the task that died may have
+# left runc's state already, so no pid to look for)
+dmesg_mark() { dmesg | wc -l; }
+cp_fault_since() {
+	dmesg | tail -n +$(($1 + 1)) | grep -m1 'control protection' | sed 's/^\[[^]]*\] //' | cut -c1-160
+}
+
+# show_logs DIR LOG: the end of CRIU's LOG and of runc's log on the console
+show_logs() {
+	tail -15 "$1/work/$2" 2>/dev/null | cut -c1-200 | sed "s|^|  $2: |"
+	tail -5 "$1/runc.log" 2>/dev/null | cut -c1-300 | sed "s|^|  runc.log: |"
+	tail -5 "$1/ctr.log" 2>/dev/null | cut -c1-300 | sed "s|^|  ctr.log: |"
+}
+
 # ---- the cycle: run, checkpoint, restore, compare ----
 
 # cycle WHO CRIU PROFILE: one row of the runc table.  WHO is cet or stock.
 cycle() {
-	local who=$1 criu=$2 prof=$3 id=ctr-$1-$3 dir=/tmp/runc/ctr-$1-$3 before after t0 t1 t2 hp why row
+	local who=$1 criu=$2 prof=$3 id=ctr-$1-$3 dir=/tmp/runc/ctr-$1-$3 before after t0 t1 t2 why row mark
 	local name=runc.$who.$prof
 	if ! start_ctr "$id" "$dir" "$prof" "$CTR_MODE"; then
 		lab_fail "$name.run" "runc run failed: $(runc_err "$dir")"
@@ -200,6 +218,7 @@ cycle() {
 	if ! checkpoint "$id" "$dir" "$criu"; then
 		why="$(runc_err "$dir") / $(grep -a -m1 Error "$dir/work/dump.log" | cut -c1-160)"
 		lab_fail "$name.checkpoint" "runc checkpoint failed: $why"
+		show_logs "$dir" dump.log
 		lab_line INFO "runc.row.$who.$prof" "checkpoint=failed restore=- state=-"
 		stop_ctr "$id"
 		return
@@ -213,18 +232,19 @@ cycle() {
 
 	# bad input: the other CRIU's images (before the real restore: the
 	# checkpoint stays as it is)
-	other_criu_restore "$who" "$id" "$dir"
+	other_criu_restore "$who" "$id" "$dir" "$prof"
 
 	t1=$(lab_now)
+	mark=$(dmesg_mark)
 	if ! restore "$id" "$dir" "$criu"; then
 		why=$(restore_why "$dir")
 		lab_fail "$name.restore" "runc restore failed: $why"
+		show_logs "$dir" restore.log
 		lab_line INFO "runc.row.$who.$prof" "checkpoint=ok restore=failed state=-"
 		stop_ctr "$id"
 		return
 	fi
 	t2=$(lab_now)
-	hp=$(host_pid "$id")	# now: a task that dies takes its pid out of runc state
 	sleep 0.5
 	after=$(snapshot "$id" "$dir")
 	if counting "$id" "$dir" && same_cet "$before" "$after" && coherent "$after"; then
@@ -232,7 +252,7 @@ cycle() {
 		lab_pass "$name.state" "exactly its CET state: before [$before] after [$after]"
 		row="checkpoint=ok restore=ok state=kept"
 	else
-		why=$(cp_fault_of "${hp:-none}")
+		why=$(cp_fault_since "$mark")
 		lab_pass "$name.restore" "runc restore reported success in $(echo "$t1 $t2" | awk '{printf "%.2f", $2 - $1}') s guest"
 		lab_fail "$name.state" "after restore: ${why:-state differs} before [$before] after [${after}] status $(ctr_status "$id")"
 		row="checkpoint=ok restore=ok state=lost(${why:-differs})"
@@ -246,14 +266,14 @@ cycle() {
 # image of a shadow-stack task clearly and leave nothing behind.  Stock
 # restoring criu-cet's image: what it does is reported (its table row).
 other_criu_restore() {
-	local who=$1 id=$2-x dir=$3 criu name rc st why hp
-	if [ "$who" = stock ]; then criu=/lab/criu-cet/criu name=runc.bad.stock-image-by-cet
-	else criu=/lab/criu-stock/criu name=runc.bad.cet-image-by-stock; fi
+	local who=$1 id=$2-x dir=$3 prof=$4 criu name rc st why row mark
+	if [ "$who" = stock ]; then criu=/lab/criu-cet/criu name=runc.bad.stock-image-by-cet.$prof
+	else criu=/lab/criu-stock/criu name=runc.bad.cet-image-by-stock.$prof; fi
 	cp -a "$dir/img" "$dir/img.keep"
+	mark=$(dmesg_mark)
 	restore "$id" "$dir" "$criu"
 	rc=$?
 	st=$(ctr_status "$id")
-	hp=$(host_pid "$id")
 	why=$(restore_why "$dir")
 	if [ "$who" = stock ]; then
 		if [ $rc != 0 ] && [ "$st" = none ] && [ -z "$(strays)" ] &&
@@ -265,11 +285,14 @@ other_criu_restore() {
 	else
 		sleep 0.5
 		if [ $rc = 0 ] && counting "$id" "$dir"; then
-			lab_line INFO "runc.row.stock-on-cet-image" "restore=ok state=running $(snapshot "$id" "$dir")"
+			row="restore=ok state=running $(snapshot "$id" "$dir")"
+		elif [ $rc = 0 ]; then
+			row="restore=ok state=lost($(cp_fault_since "$mark"))"
 		else
-			lab_line INFO "runc.row.stock-on-cet-image" "restore=rc$rc state=$(ctr_status "$id") $(cp_fault_of "${hp:-none}") $why"
+			row="restore=failed($why) state=$(ctr_status "$id")"
 		fi
-		lab_pass "$name" "stock 4.1.1 on criu-cet's image: rc $rc, container '$st' ($(cp_fault_of "${hp:-none}"))"
+		lab_line INFO "runc.row.stock-on-cet-image.$prof" "$row"
+		lab_pass "$name" "stock 4.1.1 on criu-cet's image: $row"
 	fi
 	stop_ctr "$id"
 	for p in $(strays); do kill -9 "$p"; done
@@ -303,7 +326,7 @@ bad_checkpoints() {
 	# the images go to a 16 KiB tmpfs: CRIU runs out of space mid-dump
 	mkdir -p "$dir/full" && mount -t tmpfs -o size=16k full "$dir/full"
 	if $RUNC --log "$dir/runc.log" --criu /lab/criu-cet/criu checkpoint --image-path "$dir/full/img" \
-		--work-path "$dir/work" --empty-ns network "$id" > "$dir/checkpoint.out" 2>&1; then
+		--work-path "$dir/work" "$id" > "$dir/checkpoint.out" 2>&1; then
 		lab_fail runc.bad.dump-fail "the checkpoint into 16 KiB succeeded"
 	else
 		why=$(grep -a -m1 -E 'No space|Error' "$dir/work/dump.log" | sed 's/^([^)]*) //' | cut -c1-120)
