@@ -166,12 +166,13 @@ checkpoint() {
 		"$@" "$id" > "$dir/checkpoint.out" 2>&1
 }
 
-# restore ID DIR CRIU: runc restore -d from DIR/img, its status
+# restore ID DIR CRIU [EXTRA...]: runc restore -d from DIR/img, its status
 restore() {
-	local rc
-	mkdir -p "$2/work"
-	rc=$(in_bg "$2" restore $RUNC --log "$2/runc.log" --criu "$3" restore -d -b "$2" --image-path "$2/img" \
-		--work-path "$2/work" "$1")
+	local id=$1 dir=$2 criu=$3 rc
+	shift 3
+	mkdir -p "$dir/work"
+	rc=$(in_bg "$dir" restore $RUNC --log "$dir/runc.log" --criu "$criu" restore -d -b "$dir" --image-path "$dir/img" \
+		--work-path "$dir/work" "$@" "$id")
 	return "$rc"
 }
 
@@ -342,12 +343,45 @@ bad_checkpoints() {
 	stop_ctr "$id"
 }
 
+# no_pivot: runc run --no-pivot and restore --no-pivot (what runc offers for
+# a ramdisk root: the container's root moved over the namespace's / and
+# chrooted, no pivot_root).  Should CRIU refuse the checkpoint, the
+# container must run on with its CET state.
+no_pivot() {
+	local id=ctr-nopivot dir=/tmp/runc/ctr-nopivot before why
+	bundle "$dir" new "$CTR_MODE"
+	if [ "$(in_bg "$dir" run $RUNC --log "$dir/runc.log" run --no-pivot -d -b "$dir" "$id")" != 0 ] ||
+		! wait_long test -s "$dir/rootfs/count" || ! counting "$id" "$dir"; then
+		lab_fail runc.cet.no-pivot "runc run --no-pivot failed: $(runc_err "$dir")"
+		stop_ctr "$id"
+		return
+	fi
+	before=$(snapshot "$id" "$dir")
+	if checkpoint "$id" "$dir" /lab/criu-cet/criu; then
+		if restore "$id" "$dir" /lab/criu-cet/criu --no-pivot && sleep 0.5 && counting "$id" "$dir" &&
+			same_cet "$before" "$(snapshot "$id" "$dir")" && coherent "$(snapshot "$id" "$dir")"; then
+			lab_line INFO runc.row.cet.no-pivot "checkpoint=ok restore=ok state=kept"
+			lab_pass runc.cet.no-pivot "run --no-pivot, checkpoint, restore --no-pivot: exactly its CET state [$(snapshot "$id" "$dir")]"
+		else
+			lab_line INFO runc.row.cet.no-pivot "checkpoint=ok restore=failed"
+			lab_fail runc.cet.no-pivot "restore --no-pivot: $(restore_why "$dir") [$(snapshot "$id" "$dir")]"
+			show_logs "$dir" restore.log
+		fi
+	else
+		why=$(grep -a -m1 Error "$dir/work/dump.log" | sed 's/^([^)]*) //' | cut -c1-140)
+		lab_line INFO runc.row.cet.no-pivot "checkpoint=refused($why)"
+		keeps_running runc.cet.no-pivot "$id" "$dir" "$before" "checkpoint refused ($why)"
+	fi
+	stop_ctr "$id"
+}
+
 mkdir -p /tmp/runc
 cycle cet /lab/criu-cet/criu new
 cycle cet /lab/criu-cet/criu old
 cycle stock /lab/criu-stock/criu new
 cycle stock /lab/criu-stock/criu old
 bad_checkpoints
+no_pivot
 for p in $(strays); do
 	lab_fail runc.strays "ctr_worker $p left running"
 	kill -9 "$p"
