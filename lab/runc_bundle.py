@@ -13,7 +13,8 @@ everything else).  "new" allows arch_prctl and map_shadow_stack, as Docker's
 profile does since its 2024 backports; "old" is the same list without
 map_shadow_stack, as older profiles were.  runc (1.1) answers ENOSYS, not
 EPERM, for a syscall newer than any the profile names, so map_shadow_stack
-sees ENOSYS under "old".
+sees ENOSYS under "old".  config-netns.json is "new" with a network
+namespace and CRIU options in OUTDIR/criu-netns.conf (see NETNS_CONF).
 """
 
 import copy
@@ -58,6 +59,12 @@ landlock_create_ruleset landlock_add_rule landlock_restrict_self memfd_secret pr
 futex_waitv
 """.split()
 
+# "netns": the "new" profile with runc's own network namespace kept, and a
+# CRIU configuration file for runc to hand criu swrk: CRIU locks a
+# container's network namespace with iptables-restore unless told otherwise,
+# and the lab has nftables, not iptables.
+NETNS_CONF = "/lab/runc/criu-netns.conf"
+
 PROFILES = {"new": ALLOW + ["map_shadow_stack"], "old": ALLOW}
 
 
@@ -66,17 +73,21 @@ def seccomp(names):
             "syscalls": [{"names": names, "action": "SCMP_ACT_ALLOW"}]}
 
 
-def container(spec, names):
+def container(spec, names, netns=False):
     c = copy.deepcopy(spec)
     c["process"]["terminal"] = False
     c["process"]["args"] = ["/ctr_worker", "/count", "@MODE@"]
     c["root"] = {"path": "rootfs", "readonly": False}
     c["linux"]["seccomp"] = seccomp(names)
-    # No network namespace: CRIU would lock a container's own one with
-    # iptables-restore, which the lab lacks, and CRIU 4.1.1 crashes on a
-    # network-lock option in the configuration file runc hands it (config.c
-    # reads argv[optind] with no argv in RPC mode).  No configuration file:
-    # "" tells runc not to look for /etc/criu/runc.conf.
+    # "new" and "old" share the host's network namespace: CRIU would lock a
+    # container's own one with iptables-restore, which the lab lacks, and
+    # stock CRIU 4.1.1 crashes on a network-lock option in the configuration
+    # file runc hands it (config.c reads argv[optind] with no argv in RPC
+    # mode; criu-cet's patch 0010 fixes it), so only "netns" has one.  No
+    # configuration file: "" tells runc not to look for /etc/criu/runc.conf.
+    if netns:
+        c.setdefault("annotations", {})["org.criu.config"] = NETNS_CONF
+        return c
     c["linux"]["namespaces"] = [n for n in c["linux"]["namespaces"] if n["type"] != "network"]
     c.setdefault("annotations", {})["org.criu.config"] = ""
     return c
@@ -91,6 +102,10 @@ def main(argv):
     for name, names in PROFILES.items():
         with open(os.path.join(argv[1], f"config-{name}.json"), "w") as f:
             json.dump(container(spec, names), f, indent=1)
+    with open(os.path.join(argv[1], "config-netns.json"), "w") as f:
+        json.dump(container(spec, PROFILES["new"], netns=True), f, indent=1)
+    with open(os.path.join(argv[1], os.path.basename(NETNS_CONF)), "w") as f:
+        f.write("network-lock nftables\n")
     return 0
 
 
