@@ -18,7 +18,7 @@ GUEST_CFLAGS	:= -static -O2 -g -Wall -Wextra -Wno-unused-parameter -fno-omit-fra
 GUEST_SRCS	:= $(wildcard lab/guest/*.c)
 GUEST_BINS	:= $(patsubst lab/guest/%.c,$(BUILD)/guest/bin/%,$(GUEST_SRCS))
 # the shadow-stack ABI the guest programs share with criu-cet and the ZDTM tests
-GUEST_HDRS	:= criu/arch/x86/cet/cet-abi.h
+GUEST_HDRS	:= criu/arch/x86/cet/cet-abi.h lab/guest/service.h
 INITRAMFS	:= $(BUILD)/initramfs.cpio.gz
 
 .PHONY: all deps sources bochs kernel kernel-patched criu-stock criu-cet guest initramfs runc-overlay \

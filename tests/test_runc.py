@@ -81,6 +81,21 @@ def test_stock_loses_the_cet_state(lab, prof):
 
 
 @pytest.mark.parametrize("prof", PROFILES)
+def test_container_with_its_own_network_namespace(lab):
+    """--empty-ns network and network-lock nftables from runc's CRIU config
+    file: criu-cet restores it exactly; stock 4.1.1 dies reading that option
+    (patch 0010 fixes it in criu-cet) and the container runs on."""
+    for step in ("run", "checkpoint", "restore"):
+        lab.expect_pass(f"runc.cet.netns.{step}")
+    r = lab.expect_pass("runc.cet.netns.state")
+    assert "exactly its CET state" in r["detail"]
+    assert lab.data["info"]["runc.row.cet.netns"] == "checkpoint=ok restore=ok state=kept"
+    r = lab.get("runc.stock.netns.checkpoint")
+    assert r["status"] == "FAIL" and "unixpacket" in r["detail"], r
+    lab.expect_pass("runc.stock.netns.kept-running")
+
+
+@pytest.mark.parametrize("prof", PROFILES)
 def test_stock_image_refused_by_criu_cet(lab, prof):
     r = lab.expect_pass(f"runc.bad.stock-image-by-cet.{prof}")
     assert "refused, no container or task left" in r["detail"]

@@ -18,20 +18,10 @@
  * loses the shadow stack makes the next return fault and the count stop.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdlib.h>
 #include <sys/mman.h>
-#include <time.h>
 
 #include "cet-abi.h"
-
-static __attribute__((noinline)) unsigned long walk(int depth, unsigned long acc)
-{
-	if (depth)
-		acc = walk(depth - 1, acc * 31 + depth);
-	asm volatile("" : "+r"(acc));
-	return acc;
-}
+#include "service.h"
 
 static const char *mss_probe(void)
 {
@@ -74,9 +64,7 @@ static void publish(int fd, unsigned long count)
 
 int main(int argc, char **argv)
 {
-	struct timespec tick = { 0, 20 * 1000 * 1000 };
-	unsigned long count = 0;
-	int fd, i;
+	int i;
 
 	if (argc < 2)
 		return 1;
@@ -88,13 +76,5 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i], "lock") && cet_arch_prctl(ARCH_SHSTK_LOCK, ARCH_SHSTK_SHSTK | ARCH_SHSTK_WRSS))
 			exit(3);
 	}
-	fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0)
-		exit(4);
-	for (;;) {
-		if (walk(32, count) == 42)
-			count++;	/* keeps walk() from being optimised away */
-		publish(fd, ++count);
-		nanosleep(&tick, NULL);
-	}
+	serve(argv[1], publish);
 }

@@ -41,14 +41,7 @@ fi
 # ---- helpers (inside the chroot) ----
 
 # wait_long CMD...: up to ~60 s for CMD to succeed
-wait_long() {
-	local i=0
-	while ! "$@"; do
-		i=$((i + 1))
-		[ $i -gt 600 ] && return 1
-		sleep 0.1
-	done
-}
+wait_long() { WAIT_TENTHS=600 wait_for "$@"; }
 
 # field NAME LINE: the value of NAME=... in a ctr_worker line
 field() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
