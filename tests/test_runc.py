@@ -80,7 +80,6 @@ def test_stock_loses_the_cet_state(lab, prof):
     assert "state=lost" in lab.data["info"][f"runc.row.stock.{prof}"]
 
 
-@pytest.mark.parametrize("prof", PROFILES)
 def test_container_with_its_own_network_namespace(lab):
     """--empty-ns network and network-lock nftables from runc's CRIU config
     file: criu-cet restores it exactly; stock 4.1.1 dies reading that option
