@@ -22,6 +22,7 @@ have=$(for c in "$BUILD"/criu-stock/criu "$BUILD"/criu-cet/criu; do [ -x "$c" ] 
 # stage BINARY DEST: BINARY at $out/DEST with the libraries the guest lacks
 stage() {
 	local lib
+	! ldd "$1" | grep 'not found' || die "$1 lacks shared libraries on this host"
 	cp "$1" "$out$2"
 	shared_libs "$1" | while read -r lib; do
 		grep -qxF "$lib" <<< "$have" && continue
