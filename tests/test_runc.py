@@ -45,6 +45,13 @@ def test_setup(lab):
         assert controller in r["detail"]
 
 
+def test_criu_check_is_content(lab):
+    """The kernel options asked by `criu check` are in; --all may still miss
+    only what no container here uses (overlayfs, autofs, loginuid)."""
+    r = lab.expect_pass("runc.criu-check")
+    assert "userns" not in r["detail"], r
+
+
 @pytest.mark.parametrize("prof", PROFILES)
 def test_container_runs_on_a_shadow_stack(lab, prof):
     r = lab.expect_pass(f"runc.cet.{prof}.run")
