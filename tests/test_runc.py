@@ -71,11 +71,14 @@ def test_criu_cet_checkpoint_restore(lab, prof):
     r = lab.expect_pass(f"runc.cet.{prof}.state")
     before, after = r["detail"].split(" after ")
     b, a = fields(before), fields(after)
-    for k in ("self", "ssp", "features", "locked", "self_features", "self_locked", "seccomp", "mss"):
+    for k in ("self", "ssp", "features", "locked", "self_features", "self_locked", "seccomp", "mss", "ss"):
         assert b[k] == a[k], (k, r)
     assert a["features"] == "shstk,wrss" and a["locked"] == "shstk,wrss", r
     assert MSS[prof] in after, r
     assert lab.data["info"][f"runc.row.cet.{prof}"] == "checkpoint=ok restore=ok state=kept"
+    assert a["ss"] == "1", r     # no shadow-stack mapping more than it had
+    r = lab.expect_pass(f"runc.cet.{prof}.again")
+    assert "the same CET state, 1 ss mapping(s)" in r["detail"], r
 
 
 @pytest.mark.parametrize("prof", PROFILES)

@@ -97,7 +97,8 @@ in_bg() {
 # runc_err DIR: runc's last error
 runc_err() { grep -a 'level=error' "$1/runc.log" 2>/dev/null | tail -1 | sed 's/.*msg="//; s/"$//' | cut -c1-200; }
 
-# snapshot ID DIR: "host=HPID nspid=... ssp=... features=... locked=... seccomp=... mss=... count=..."
+# snapshot ID DIR: "host=HPID nspid=... ssp=... features=... locked=... seccomp=... mss=... ss=... count=..."
+# (ss: how many shadow-stack mappings the task has)
 # from the task's own line and the host's /proc/HPID/status
 snapshot() {
 	local hp line
@@ -108,7 +109,7 @@ snapshot() {
 		"features=$(status_of "$hp" x86_Thread_features) locked=$(status_of "$hp" x86_Thread_features_locked)" \
 		"self_features=$(field features "$line") self_locked=$(field locked "$line")" \
 		"seccomp=$(status_of "$hp" Seccomp)/$(status_of "$hp" Seccomp_filters) mss=$(field mss "$line")" \
-		"count=$(field count "$line")"
+		"ss=$(grep -c '^VmFlags:.* ss' "/proc/$hp/smaps" 2>/dev/null) count=$(field count "$line")"
 }
 
 # counting ID DIR: the container's init is alive and its count moves on
@@ -125,7 +126,7 @@ counting() {
 # same_cet A B: two snapshots agree on the CET state and on the pid namespace
 same_cet() {
 	local k
-	for k in self ssp features locked self_features self_locked seccomp mss; do
+	for k in self ssp features locked self_features self_locked seccomp mss ss; do
 		[ "$(field $k "$1")" = "$(field $k "$2")" ] || return 1
 	done
 }
@@ -257,6 +258,7 @@ cycle() {
 		lab_pass "$name.restore" "restored in $(echo "$t1 $t2" | awk '{printf "%.2f", $2 - $1}') s guest"
 		lab_pass "$name.state" "exactly its CET state: before [$before] after [$after]"
 		row="checkpoint=ok restore=ok state=kept"
+		[ "$who" = cet ] && [ $# = 0 ] && again "$name" "$id" "$dir" "$criu" "$before"
 	else
 		why=$(cp_fault_since "$mark")
 		lab_pass "$name.restore" "runc restore reported success in $(echo "$t1 $t2" | awk '{printf "%.2f", $2 - $1}') s guest"
@@ -265,6 +267,21 @@ cycle() {
 	fi
 	lab_line INFO "runc.row.$who.$prof" "$row"
 	stop_ctr "$id"
+}
+
+# again NAME ID DIR CRIU BEFORE: a second checkpoint and restore of the
+# restored container: the same state again, no shadow-stack mapping more
+again() {
+	local after
+	if ! checkpoint "$2" "$3" "$4"; then
+		lab_fail "$1.again" "second checkpoint failed: $(runc_err "$3")"
+	elif ! restore "$2" "$3" "$4"; then
+		lab_fail "$1.again" "second restore failed: $(restore_why "$3")"
+	elif sleep 0.5 && after=$(snapshot "$2" "$3") && counting "$2" "$3" && same_cet "$5" "$after"; then
+		lab_pass "$1.again" "second checkpoint and restore: the same CET state, $(field ss "$after") ss mapping(s) as at first [$after]"
+	else
+		lab_fail "$1.again" "after a second cycle: [$after] (first [$5])"
+	fi
 }
 
 # other_criu_restore WHO ID DIR: the checkpoint WHO's criu made, restored by
