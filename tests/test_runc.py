@@ -79,6 +79,9 @@ def test_criu_cet_checkpoint_restore(lab, prof):
     assert a["ss"] == "1", r     # no shadow-stack mapping more than it had
     r = lab.expect_pass(f"runc.cet.{prof}.again")
     assert "the same CET state, 1 ss mapping(s)" in r["detail"], r
+    # and still enforced: a smashed return address is a control-protection fault
+    r = lab.expect_pass(f"runc.cet.{prof}.protected")
+    assert "control protection" in r["detail"], r
 
 
 @pytest.mark.parametrize("prof", PROFILES)

@@ -14,14 +14,45 @@
  *   count=N pid=P ssp=0x... status=0x... features=shstk,wrss locked=shstk,wrss mss=ok|EPERM|ENOSYS
  *
  * pid is its own getpid() (its pid namespace's number, not the host's),
- * features and locked come from its own /proc/self/status.  A restore that
+ * features and locked come from its own /proc/self/status.  SIGUSR1: the
+ * next tick smashes a return address (see smash()).  A restore that
  * loses the shadow stack makes the next return fault and the count stop.
  */
 #include <errno.h>
+#include <signal.h>
 #include <sys/mman.h>
 
 #include "cet-abi.h"
 #include "service.h"
+
+/*
+ * SIGUSR1 asks for a smashed return address at the next tick: a task whose
+ * shadow stack is on dies of a control-protection fault (the suite looks for
+ * the kernel's report); one without writes "smash=followed" and exits.
+ */
+static volatile sig_atomic_t smash_asked;
+
+static void ask_smash(int sig)
+{
+	smash_asked = 1;
+}
+
+static void smash_followed(void)
+{
+	static const char line[] = "smash=followed\n";
+
+	if (write(2, line, sizeof(line) - 1) < 0)
+		_exit(1);
+	_exit(1);
+}
+
+static __attribute__((noinline)) void smash(void)
+{
+	/* frame pointers are on: the return address is just above the frame */
+	void *volatile *ret = (void *volatile *)__builtin_frame_address(0) + 1;
+
+	*ret = (void *)smash_followed;
+}
 
 static const char *mss_probe(void)
 {
@@ -54,6 +85,9 @@ static void publish(int fd, unsigned long count)
 	const char *mss = mss_probe();
 	int n;
 
+	if (smash_asked)
+		smash();
+
 	status_list("x86_Thread_features", feat, sizeof(feat));
 	status_list("x86_Thread_features_locked", locked, sizeof(locked));
 	n = snprintf(line, sizeof(line), "count=%lu pid=%d ssp=%#lx status=%#lx features=%s locked=%s mss=%s\n",
@@ -76,5 +110,6 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i], "lock") && cet_arch_prctl(ARCH_SHSTK_LOCK, ARCH_SHSTK_SHSTK | ARCH_SHSTK_WRSS))
 			exit(3);
 	}
+	signal(SIGUSR1, ask_smash);
 	serve(argv[1], publish);
 }

@@ -258,7 +258,8 @@ cycle() {
 		lab_pass "$name.restore" "restored in $(echo "$t1 $t2" | awk '{printf "%.2f", $2 - $1}') s guest"
 		lab_pass "$name.state" "exactly its CET state: before [$before] after [$after]"
 		row="checkpoint=ok restore=ok state=kept"
-		[ "$who" = cet ] && [ $# = 0 ] && again "$name" "$id" "$dir" "$criu" "$before"
+		[ "$who" = cet ] && [ $# = 0 ] && again "$name" "$id" "$dir" "$criu" "$before" &&
+			protected "$name" "$id"
 	else
 		why=$(cp_fault_since "$mark")
 		lab_pass "$name.restore" "runc restore reported success in $(echo "$t1 $t2" | awk '{printf "%.2f", $2 - $1}') s guest"
@@ -279,10 +280,28 @@ again() {
 		lab_fail "$1.again" "second restore failed: $(restore_why "$3")"
 	elif sleep 0.5 && after=$(snapshot "$2" "$3") && counting "$2" "$3" && same_cet "$5" "$after"; then
 		lab_pass "$1.again" "second checkpoint and restore: the same CET state, $(field ss "$after") ss mapping(s) as at first [$after]"
+		return 0
 	else
 		lab_fail "$1.again" "after a second cycle: [$after] (first [$5])"
 	fi
+	return 1
 }
+
+# protected NAME ID: the restored container's init still has its shadow
+# stack enforced: a smashed return address (ctr_worker on SIGUSR1) kills it
+# with a control-protection fault
+protected() {
+	local mark why
+	mark=$(dmesg_mark)
+	$RUNC kill "$2" USR1
+	WAIT_TENTHS=100 wait_for ctr_stopped "$2"
+	why=$(cp_fault_since "$mark")
+	case $why in
+	*"control protection"*) lab_pass "$1.protected" "a smashed return after restore: $why" ;;
+	*) lab_fail "$1.protected" "status $(ctr_status "$2") after SIGUSR1, no control-protection fault reported" ;;
+	esac
+}
+ctr_stopped() { [ "$(ctr_status "$1")" = stopped ]; }
 
 # other_criu_restore WHO ID DIR: the checkpoint WHO's criu made, restored by
 # the other CRIU under another container id.  criu-cet must refuse a stock
