@@ -19,20 +19,20 @@ GUEST_CFLAGS	:= -static -O2 -g -Wall -Wextra -Wno-unused-parameter -fno-omit-fra
 GUEST_SRCS	:= $(wildcard lab/guest/*.c)
 GUEST_BINS	:= $(patsubst lab/guest/%.c,$(BUILD)/guest/bin/%,$(GUEST_SRCS))
 # the shadow-stack ABI the guest programs share with criu-cet and the ZDTM tests
-GUEST_HDRS	:= criu/arch/x86/cet/cet-abi.h
+GUEST_HDRS	:= criu/arch/x86/cet/cet-abi.h lab/guest/service.h
 INITRAMFS	:= $(BUILD)/initramfs.cpio.gz
 
-.PHONY: all deps sources bochs kernel kernel-patched criu-stock criu-cet guest initramfs \
+.PHONY: all deps sources bochs kernel kernel-patched criu-stock criu-cet guest initramfs runc-overlay \
 	demo test test-host lab clean zdtm-cet compare bench
 
-all: bochs kernel kernel-patched criu-stock criu-cet initramfs
+all: bochs kernel kernel-patched criu-stock criu-cet initramfs runc-overlay
 
 deps:
 	@mkdir -p $(BUILD)
 	@bash lab/install-deps.sh
 
 sources: deps
-	@$(PY) lab/sources.py fetch --dest $(CRIU_CET_CACHE)/downloads criu bochs linux
+	@$(PY) lab/sources.py fetch --dest $(CRIU_CET_CACHE)/downloads criu bochs linux runc
 
 bochs: deps
 	@bash lab/build-bochs.sh
@@ -93,11 +93,17 @@ initramfs: criu-stock criu-cet guest zdtm-cet kselftests
 	@LAB_EXTRA="$(BUILD)/zdtm-cet/stage:/lab/zdtm/cet $(BUILD)/guest/kbin:/lab/bin" \
 		bash lab/mkinitramfs.sh $(INITRAMFS) $(BUILD)/guest/bin $(BUILD)/criu-stock $(BUILD)/criu-cet
 
+# runc (pin runc) and the runc suite's OCI configs, added to the guest as an
+# overlay by the runc tests: make lab SUITES=runc OVERLAY=build/overlay-runc
+runc-overlay: deps
+	@bash lab/runc-overlay.sh > /dev/null
+
 # One lab run by hand: make lab SUITES=basics,criu-baseline [KERNEL=patched]
 SUITES	?= basics
 KERNEL	?= stock
+OVERLAY	?=
 lab: all
-	$(PY) lab/run.py --suites $(SUITES) --kernel $(KERNEL) --echo
+	$(PY) lab/run.py --suites $(SUITES) --kernel $(KERNEL) --echo $(if $(OVERLAY),--overlay $(OVERLAY))
 
 # every ZDTM CET test in the lab with criu-cet, stock CRIU 4.1.1 and CRIU 4.2.1, side by side
 compare: all

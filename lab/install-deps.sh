@@ -13,6 +13,8 @@ PACKAGES=(
 	pkg-config protobuf-c-compiler libprotobuf-c-dev libprotobuf-dev protobuf-compiler
 	libnl-3-dev libnl-route-3-dev libcap-dev libnet1-dev libbsd-dev uuid-dev libaio-dev
 	libnftables-dev iptables python3-protobuf python3-yaml
+	# runc in the guest (lab/runc-overlay.sh) loads the host's libseccomp
+	libseccomp2
 	# the emulated machine and its boot medium
 	bochsbios vgabios isolinux syslinux-common xorriso busybox-static
 	# tests

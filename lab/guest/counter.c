@@ -10,19 +10,8 @@
  * the shadow stack makes the next return fault; a restore that keeps it makes
  * the count go on.
  */
-#include <fcntl.h>
-#include <stdlib.h>
-#include <time.h>
-
 #include "cet-abi.h"
-
-static __attribute__((noinline)) unsigned long walk(int depth, unsigned long acc)
-{
-	if (depth)
-		acc = walk(depth - 1, acc * 31 + depth);
-	asm volatile("" : "+r"(acc));
-	return acc;
-}
+#include "service.h"
 
 static void publish(int fd, unsigned long count)
 {
@@ -35,21 +24,9 @@ static void publish(int fd, unsigned long count)
 
 int main(int argc, char **argv)
 {
-	struct timespec tick = { 0, 20 * 1000 * 1000 };
-	unsigned long count = 0;
-	int fd;
-
 	if (argc < 2)
 		return 1;
 	if (argc > 2 && !strcmp(argv[2], "shstk") && cet_enable_shstk())
 		exit(3);
-	fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0)
-		exit(4);
-	for (;;) {
-		if (walk(32, count) == 42)
-			count++;	/* keeps walk() from being optimised away */
-		publish(fd, ++count);
-		nanosleep(&tick, NULL);
-	}
+	serve(argv[1], publish);
 }

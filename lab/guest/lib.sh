@@ -17,12 +17,12 @@ alive() {
 	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
 }
 
-# wait_for CMD...: up to ~10 s for CMD to succeed
+# wait_for CMD...: up to ~10 s (WAIT_TENTHS tenths) for CMD to succeed
 wait_for() {
 	local i=0
 	while ! "$@"; do
 		i=$((i + 1))
-		[ $i -gt 100 ] && return 1
+		[ $i -gt "${WAIT_TENTHS:-100}" ] && return 1
 		sleep 0.1
 	done
 }
