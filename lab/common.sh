@@ -45,6 +45,11 @@ reuse_objects() {	# FROM_OBJ TO_OBJ OLD_TREE NEW_TREE
 	return 0
 }
 
+# criu_version TREE: the CRIU release a built tree is (4.1.1), as pycriu and crit say
+criu_version() {
+	sed -n "s/^__version__ = '\(.*\)'$/\1/p" "$1/crit/crit/version.py"
+}
+
 # shared_libs BINARY: the path of every shared library ldd names for it
 shared_libs() {
 	ldd "$1" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }'

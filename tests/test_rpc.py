@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from conftest import TOP, LabResults, criu_rpc, lab_run
+from conftest import TOP, LabResults, criu_rpc, host_has_user_shstk, lab_run
 
 BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
 CRIU_CET = os.path.join(BUILD, "criu-cet", "criu")
@@ -64,11 +64,6 @@ def test_images_of_another_criu_are_refused(rpc_lab, kernel, how):
 
 
 # ---- this host, which has no CET ----
-
-def host_has_user_shstk():
-    with open("/proc/cpuinfo") as f:
-        return any(line.startswith("flags") and " user_shstk" in line for line in f)
-
 
 @pytest.fixture
 def cet_images(exported, tmp_path):
