@@ -478,21 +478,6 @@ int cet_restore_prepare(struct pstree_item *item, CoreEntry *core, struct task_r
 	return 0;
 }
 
-int cet_restore_trampoline(struct pstree_item *item, CoreEntry *core, int (*func)(void *arg), void *arg)
-{
-	/*
-	 * The restored task is forked from criu and inherits its shadow-stack
-	 * state; the restorer expects none.  A criu started on a shadow stack
-	 * (a CET-enabled libc) is not supported yet: say so instead of
-	 * restoring something we cannot vouch for.
-	 */
-	if (cet_self_has_shstk()) {
-		pr_err("criu-cet itself runs on a shadow stack; restore needs it off\n");
-		return -1;
-	}
-	return func(arg);
-}
-
 int cet_restore_fixup(struct task_restore_args *ta, struct thread_restore_args *threads, int nr_threads)
 {
 	struct cet_rst_proc *p;

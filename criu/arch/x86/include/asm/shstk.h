@@ -18,12 +18,12 @@ struct pstree_item;
 int cet_restore_prepare(struct pstree_item *item, CoreEntry *core, struct task_restore_args *ta);
 #define arch_shstk_prepare cet_restore_prepare
 
-/* Our restore enables shadow stacks inside the task: no tracer unlock needed. */
-static inline int cet_restore_no_unlock(struct pstree_item *item, CoreEntry *core, pid_t pid)
-{
-	return 0;
-}
-#define arch_shstk_unlock cet_restore_no_unlock
+/*
+ * Our restore enables shadow stacks inside the task; the tracer's unlock
+ * is only for a criu that runs on a shadow stack itself (cet-self.c).
+ */
+int cet_restore_unlock(struct pstree_item *item, CoreEntry *core, pid_t pid);
+#define arch_shstk_unlock cet_restore_unlock
 
 int cet_restore_trampoline(struct pstree_item *item, CoreEntry *core, int (*func)(void *arg), void *arg);
 #define arch_shstk_trampoline cet_restore_trampoline
