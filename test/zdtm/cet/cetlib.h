@@ -649,6 +649,12 @@ static __attribute__((unused)) int cet_rec_checkpoint(struct cet_rec *r)
 	return cet_checkpoint(r->arg);
 }
 
+/* A cet_rec bottom that only turns back: the recursion checks its own frames */
+static __attribute__((unused)) int cet_rec_turn(struct cet_rec *r)
+{
+	return 0;
+}
+
 /* pthread_create() with SIGTERM blocked: only the main thread takes it */
 static inline int cet_thread_start(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
@@ -770,5 +776,38 @@ static inline int cet_workers_finish(struct cet_park *park, struct cet_worker *w
 	}
 	return bad;
 }
+
+/*
+ * The tests in glibc/ are linked against a CET-enabled glibc (2.39+, built
+ * with --enable-cet) and run with GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK:
+ * the loader turns the shadow stack on and locks it with
+ * ARCH_SHSTK_LOCK(-1) before main() (sysdeps/unix/sysv/linux/x86_64/
+ * dl-cet.h).  Their main() only checks that it did, and may return.
+ */
+static inline int cet_glibc_expect_shstk(const char *who)
+{
+	unsigned long status = cet_status(), mask = cet_lock_mask();
+
+	if (status == ARCH_SHSTK_SHSTK && mask == ~0UL)
+		return 0;
+	return fail("%s: glibc left the shadow stack at status %#lx, lock mask %#lx; want shstk, all locked "
+		    "(a CET glibc, every object SHSTK-marked, GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK?)",
+		    who, status, mask);
+}
+
+/* A thread's recorded state as glibc leaves it: shadow stack on, all locked */
+static inline int cet_expect_glibc_shstk(const struct cet_thread_state *s, const char *who)
+{
+	return cet_thread_state_expect(s, ARCH_SHSTK_SHSTK, "shstk", "shstk wrss", who);
+}
+
+#define CET_GLIBC_TEST_MAIN(run)					\
+	int main(int argc, char **argv)					\
+	{								\
+		test_init(argc, argv);					\
+		if (cet_glibc_expect_shstk("main"))			\
+			return 1;					\
+		return run();						\
+	}
 
 #endif /* ZDTM_CET_LIB_H */
