@@ -2,7 +2,7 @@
 """A real CET userland in the emulated CET machine: the lab's glibc 2.41
 built with --enable-cet (the glibc overlay, lab/cet-glibc-overlay.sh).
 
-- Suite cet-glibc: the ZDTM tests of test/zdtm/cet/glibc, linked against it
+- Suite zdtm-cet-glibc: the ZDTM tests of test/zdtm/cet/glibc, linked against it
   and run with GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK, so that glibc's own
   code turns their shadow stacks on, locks them and moves SSP: contexts,
   longjmp, threads, dlopen, fork and exec, siglongjmp.  Without C/R, with
@@ -43,7 +43,7 @@ def overlay():
 
 @pytest.fixture(scope="module", params=["stock", "patched"])
 def lab(request):
-    return LabResults(lab_run("cet-glibc,criu-on-shstk", kernel=request.param, overlay=overlay()))
+    return LabResults(lab_run("zdtm-cet-glibc,criu-on-shstk", kernel=request.param, overlay=overlay()))
 
 
 @pytest.mark.parametrize("test", GLIBC_TESTS)
