@@ -114,7 +114,7 @@ CET_GLIBC	:= $(BUILD)/cet-glibc
 cet-glibc: deps
 	@bash lab/build-glibc.sh
 
-cet-glibc-overlay: deps
+cet-glibc-overlay: deps criu-stock criu-cet
 	@bash lab/cet-glibc-overlay.sh > /dev/null
 
 # One lab run by hand: make lab SUITES=basics,criu-baseline [KERNEL=patched]

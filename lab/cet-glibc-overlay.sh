@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # The CET glibc's runtime for the guest, as a folder run.py --overlay adds
 # to it: /opt/cet-glibc/lib (the loader and the libraries a program links
-# by default, stripped) and /lab/cet-glibc/cet_probe (lab/cet-userland,
-# built with lab/cet-cc), which the cet-glibc suite runs.  An overlay, not
+# by default, stripped), /lab/cet-glibc/cet_probe (lab/cet-userland,
+# built with lab/cet-cc), which the cet-glibc suite runs, the ZDTM CET
+# tests of glibc's own code in /lab/zdtm/cet-glibc (test/zdtm/cet/glibc,
+# suite zdtm-cet-glibc) and both criu relinked against the CET glibc in
+# /lab/cet-glibc/bin (suite criu-on-shstk).  An overlay, not
 # the initramfs: only the boots that use it pay for it.  Prints the folder.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -22,6 +25,15 @@ for l in $RUNTIME; do
 done
 "$TOP/lab/cet-cc" -O2 -g -Wall -Wextra -Wno-unused-parameter -I"$TOP/criu/arch/x86/cet" -I"$TOP/lab/guest" -pthread \
 	-o "$out/lab/cet-glibc/cet_probe" "$TOP/lab/cet-userland/cet_probe.c" || die "cet_probe failed"
-find "$out" -type f -exec strip --strip-debug {} +
+bash "$TOP/test/zdtm/cet/lab-build.sh" "$BUILD/criu-stock/src" "$BUILD/zdtm-cet-glibc" glibc "$TOP/lab/cet-cc" >&2 ||
+	die "the ZDTM CET glibc tests failed to build"
+mkdir -p "$out/lab/zdtm/cet-glibc" "$out/lab/cet-glibc/bin"
+cp "$BUILD/zdtm-cet-glibc/stage/"* "$out/lab/zdtm/cet-glibc/"
+for flavour in cet stock; do
+	bash "$TOP/lab/relink-criu-cet-glibc.sh" $flavour "$out/lab/cet-glibc/bin/criu-$flavour" >&2 ||
+		die "criu-$flavour for the CET glibc failed"
+done
+# the ELF files only: the test list is text
+find "$out" -type f \( -perm -u+x -o -name "*.so*" \) -exec strip --strip-debug {} +
 say "cet glibc overlay $(du -sh "$out" | cut -f1) -> $out" >&2
 echo "$out"
