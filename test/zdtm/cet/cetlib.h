@@ -801,6 +801,16 @@ static inline int cet_expect_glibc_shstk(const struct cet_thread_state *s, const
 	return cet_thread_state_expect(s, ARCH_SHSTK_SHSTK, "shstk", "shstk wrss", who);
 }
 
+/*
+ * A cet_ckpt check for glibc's tests: the recorded state and the whole lock
+ * mask are glibc's, before the dump and after restore.
+ */
+static __attribute__((unused)) int cet_glibc_check(struct cet_ckpt *c, int restored, const char *when)
+{
+	return cet_expect_glibc_shstk(restored ? &c->after.st : &c->before.st, when) |
+	       cet_glibc_expect_shstk(when);
+}
+
 #define CET_GLIBC_TEST_MAIN(run)					\
 	int main(int argc, char **argv)					\
 	{								\

@@ -129,9 +129,7 @@ static int ping_pong(void)
 
 static int check(struct cet_ckpt *c, int restored, const char *when)
 {
-	int bad = cet_expect_glibc_shstk(restored ? &c->after.st : &c->before.st, when);
-
-	bad |= cet_glibc_expect_shstk(when);
+	int bad = cet_glibc_check(c, restored, when);
 
 	/* main's own shadow stack and one per context glibc made */
 	if (!restored && c->before.maps.nr != 1 + NR_PARKED)

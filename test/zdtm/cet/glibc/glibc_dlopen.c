@@ -71,13 +71,7 @@ static int load_marked(void)
 	return 0;
 }
 
-static int check(struct cet_ckpt *c, int restored, const char *when)
-{
-	return cet_expect_glibc_shstk(restored ? &c->after.st : &c->before.st, when) |
-	       cet_glibc_expect_shstk(when);
-}
-
-static struct cet_ckpt ckpt = { .who = "main", .check = check };
+static struct cet_ckpt ckpt = { .who = "main", .check = cet_glibc_check };
 
 static int run(void)
 {

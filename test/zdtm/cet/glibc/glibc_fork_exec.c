@@ -66,9 +66,7 @@ static char probe_before[64];
 static int check(struct cet_ckpt *c, int restored, const char *when)
 {
 	char probe[64];
-	int bad = cet_expect_glibc_shstk(restored ? &c->after.st : &c->before.st, when);
-
-	bad |= cet_glibc_expect_shstk(when);
+	int bad = cet_glibc_check(c, restored, when);
 	bad |= child_runs(when);
 	bad |= exec_probe(when, restored ? probe : probe_before, sizeof(probe));
 	if (restored && strcmp(probe, probe_before))

@@ -20,13 +20,7 @@ const char *test_author = "criu-cet";
 static jmp_buf env;
 static int ckpt_bad = -1;
 
-static int check(struct cet_ckpt *c, int restored, const char *when)
-{
-	return cet_expect_glibc_shstk(restored ? &c->after.st : &c->before.st, when) |
-	       cet_glibc_expect_shstk(when);
-}
-
-static struct cet_ckpt ckpt = { .who = "main", .check = check };
+static struct cet_ckpt ckpt = { .who = "main", .check = cet_glibc_check };
 
 static int checkpoint_and_jump(struct cet_rec *r)
 {

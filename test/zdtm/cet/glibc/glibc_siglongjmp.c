@@ -19,13 +19,7 @@ static sigjmp_buf env;
 static volatile int checkpoint_in_handler;
 static int ckpt_bad = -1;
 
-static int check(struct cet_ckpt *c, int restored, const char *when)
-{
-	return cet_expect_glibc_shstk(restored ? &c->after.st : &c->before.st, when) |
-	       cet_glibc_expect_shstk(when);
-}
-
-static struct cet_ckpt ckpt = { .who = "SIGUSR1 handler", .check = check };
+static struct cet_ckpt ckpt = { .who = "SIGUSR1 handler", .check = cet_glibc_check };
 
 static int handler_bottom(struct cet_rec *r)
 {

@@ -92,9 +92,7 @@ static int no_leak(const struct cet_ss_maps *base, const char *when)
 
 static int check(struct cet_ckpt *c, int restored, const char *when)
 {
-	int bad = cet_expect_glibc_shstk(restored ? &c->after.st : &c->before.st, when);
-
-	bad |= cet_glibc_expect_shstk(when);
+	int bad = cet_glibc_check(c, restored, when);
 	if (!restored && c->before.maps.nr != 1 + NR_PARKED)
 		bad |= fail("%d shadow-stack mappings with %d threads, not %d", c->before.maps.nr, NR_PARKED,
 			    1 + NR_PARKED);
