@@ -3,7 +3,8 @@
 #
 #   make demo    the main job: the demo in the emulated CET lab
 #   make test    every test: host unit tests and the lab
-#   make         build every artefact (Bochs, kernels, both CRIUs, initramfs)
+#   make         build every artefact (Bochs, kernels, both CRIUs, initramfs,
+#                the CET glibc overlay)
 #   make install criu-cet under PREFIX (/usr/local) in DESTDIR; make deb: its package
 #
 # Sources come from Debian's archive (lab/sources.lock); builds live in build/,
@@ -19,20 +20,21 @@ GUEST_CFLAGS	:= -static -O2 -g -Wall -Wextra -Wno-unused-parameter -fno-omit-fra
 GUEST_SRCS	:= $(wildcard lab/guest/*.c)
 GUEST_BINS	:= $(patsubst lab/guest/%.c,$(BUILD)/guest/bin/%,$(GUEST_SRCS))
 # the shadow-stack ABI the guest programs share with criu-cet and the ZDTM tests
-GUEST_HDRS	:= criu/arch/x86/cet/cet-abi.h lab/guest/service.h
+GUEST_HDRS	:= criu/arch/x86/cet/cet-abi.h lab/guest/service.h lab/guest/smash.h
 INITRAMFS	:= $(BUILD)/initramfs.cpio.gz
 
 .PHONY: all deps sources bochs kernel kernel-patched criu-stock criu-cet guest initramfs runc-overlay \
+	cet-glibc \
 	demo test test-host lab clean zdtm-cet compare bench
 
-all: bochs kernel kernel-patched criu-stock criu-cet initramfs runc-overlay
+all: bochs kernel kernel-patched criu-stock criu-cet initramfs runc-overlay cet-glibc-overlay
 
 deps:
 	@mkdir -p $(BUILD)
 	@bash lab/install-deps.sh
 
 sources: deps
-	@$(PY) lab/sources.py fetch --dest $(CRIU_CET_CACHE)/downloads criu bochs linux runc
+	@$(PY) lab/sources.py fetch --dest $(CRIU_CET_CACHE)/downloads criu bochs linux runc glibc
 
 bochs: deps
 	@bash lab/build-bochs.sh
@@ -98,6 +100,23 @@ initramfs: criu-stock criu-cet guest zdtm-cet kselftests
 runc-overlay: deps
 	@bash lab/runc-overlay.sh > /dev/null
 
+# A CET userland for the guest: glibc 2.41 --enable-cet (pin glibc) in the
+# sysroot build/cet-glibc, for the guest path /opt/cet-glibc.  Guest programs
+# build against it with $(CET_CC) (lab/cet-cc: -fcf-protection, its headers,
+# crt files, libraries and loader; every object SHSTK-marked or the link
+# fails) and run on glibc's locked shadow stacks with
+# GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK in a guest booted with an overlay
+# holding its runtime: build/overlay-cet-glibc (cet-glibc-overlay, with the
+# suite cet-glibc's probe): make lab SUITES=cet-glibc OVERLAY=build/overlay-cet-glibc
+CET_CC		:= $(CURDIR)/lab/cet-cc
+CET_GLIBC	:= $(BUILD)/cet-glibc
+.PHONY: cet-glibc-overlay
+cet-glibc: deps
+	@bash lab/build-glibc.sh
+
+cet-glibc-overlay: deps
+	@bash lab/cet-glibc-overlay.sh > /dev/null
+
 # One lab run by hand: make lab SUITES=basics,criu-baseline [KERNEL=patched]
 SUITES	?= basics
 KERNEL	?= stock
@@ -136,7 +155,7 @@ zdtm-host: criu-stock criu-cet
 	@bash lab/zdtm-host.sh both
 
 demo: all
-	@$(PY) lab/run.py --suites demo --show "demo:"
+	@$(PY) lab/run.py --suites demo-service --show "demo-service:"
 
 test-host: deps
 	$(PY) -m pytest -q tests -m "not lab"

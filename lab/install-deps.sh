@@ -17,6 +17,8 @@ PACKAGES=(
 	libseccomp2
 	# the emulated machine and its boot medium
 	bochsbios vgabios isolinux syslinux-common xorriso busybox-static
+	# the CET glibc (lab/build-glibc.sh): its configure and scripts want GNU awk
+	gawk
 	# tests
 	python3-pytest
 )

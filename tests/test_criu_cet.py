@@ -10,7 +10,7 @@ from conftest import LabResults, lab_run
 
 pytestmark = pytest.mark.lab
 
-SUITES = "demo,criu-cet-smoke,criu-cet-faults,criu-limits"
+SUITES = "demo-service,criu-cet-smoke,criu-cet-faults,criu-limits"
 
 
 @pytest.fixture(scope="module")
@@ -19,12 +19,12 @@ def lab():
 
 
 def test_demo_resumes_where_it_was(lab):
-    r = lab.expect_pass("demo.resume")
+    r = lab.expect_pass("demo-service.resume")
     assert "locked='shstk wrss'" in r["detail"]
 
 
 def test_demo_is_still_protected_after_restore(lab):
-    r = lab.expect_pass("demo.protected")
+    r = lab.expect_pass("demo-service.protected")
     assert "si_code=10" in r["detail"]
 
 

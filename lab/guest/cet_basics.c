@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "cet-abi.h"
+#include "smash.h"
 
 static int report_fd = -1;
 
@@ -80,24 +81,12 @@ static int check_ssp_depth(void)
 }
 
 /* ---- smash: overwriting a return address is caught (SEGV_CPERR) ---- */
-void smash_not_caught(void)
+void smash_followed(void)
 {
 	report("smashed return address was followed: no protection");
 	_exit(1);
 }
 
-/* smash_and_return: replace our return address, then return through it */
-asm(".text\n"
-    ".type smash_and_return, @function\n"
-    "smash_and_return:\n"
-    "	leaq smash_landing(%rip), %rax\n"
-    "	movq %rax, (%rsp)\n"
-    "	ret\n"
-    "smash_landing:\n"
-    "	andq $-16, %rsp\n"
-    "	call smash_not_caught\n"
-    "	ud2\n");
-void smash_and_return(void);
 
 static void cp_fault(int sig, siginfo_t *si, void *uc)
 {
