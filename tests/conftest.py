@@ -48,6 +48,15 @@ def lab_run(suites, kernel="stock", overlay=None, tag="", cmdline=""):
     return _runs[key]
 
 
+def build_overlay(script):
+    """Run lab/<script>, which prints the folder of a guest overlay last:
+    (folder, None), or (None, the tail of its error output)."""
+    p = subprocess.run(["bash", os.path.join(TOP, "lab", script)], capture_output=True, text=True)
+    if p.returncode or not p.stdout.strip():
+        return None, f"lab/{script}: {p.stderr.strip()[-1000:]}"
+    return p.stdout.strip().splitlines()[-1], None
+
+
 class LabResults:
     def __init__(self, data):
         self.data = data

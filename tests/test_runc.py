@@ -6,12 +6,9 @@ criu, under a seccomp profile that allows map_shadow_stack and an older one
 that does not; images of the other CRIU, a checkpoint that fails and one with
 --leave-running.  One boot per kernel."""
 
-import os
-import subprocess
-
 import pytest
 
-from conftest import TOP, LabResults, lab_run
+from conftest import LabResults, build_overlay, lab_run
 
 pytestmark = pytest.mark.lab
 
@@ -22,10 +19,10 @@ MSS = {"new": "mss=ok", "old": "mss=ENOSYS"}
 
 
 def overlay():
-    p = subprocess.run(["bash", os.path.join(TOP, "lab", "runc-overlay.sh")], capture_output=True, text=True)
-    if p.returncode:
-        pytest.fail(f"lab/runc-overlay.sh: {p.stderr.strip()[-1000:]}")
-    return p.stdout.strip().splitlines()[-1]
+    folder, error = build_overlay("runc-overlay.sh")
+    if error:
+        pytest.fail(error)
+    return folder
 
 
 @pytest.fixture(scope="module", params=["stock", "patched"])
