@@ -4,7 +4,7 @@
 #   make demo    the main job: the demo in the emulated CET lab
 #   make test    every test: host unit tests and the lab
 #   make         build every artefact (Bochs, kernels, both CRIUs, initramfs,
-#                the CET glibc overlay)
+#                the CET glibc and valkey overlays)
 #   make install criu-cet under PREFIX (/usr/local) in DESTDIR; make deb: its package
 #
 # Sources come from Debian's archive (lab/sources.lock); builds live in build/,
@@ -24,17 +24,17 @@ GUEST_HDRS	:= criu/arch/x86/cet/cet-abi.h lab/guest/service.h lab/guest/smash.h
 INITRAMFS	:= $(BUILD)/initramfs.cpio.gz
 
 .PHONY: all deps sources bochs kernel kernel-patched criu-stock criu-cet guest initramfs runc-overlay \
-	cet-glibc \
+	cet-glibc valkey valkey-overlay \
 	demo test test-host lab clean zdtm-cet compare bench
 
-all: bochs kernel kernel-patched criu-stock criu-cet initramfs runc-overlay cet-glibc-overlay
+all: bochs kernel kernel-patched criu-stock criu-cet initramfs runc-overlay valkey-overlay
 
 deps:
 	@mkdir -p $(BUILD)
 	@bash lab/install-deps.sh
 
 sources: deps
-	@$(PY) lab/sources.py fetch --dest $(CRIU_CET_CACHE)/downloads criu bochs linux runc glibc
+	@$(PY) lab/sources.py fetch --dest $(CRIU_CET_CACHE)/downloads criu bochs linux runc glibc valkey
 
 bochs: deps
 	@bash lab/build-bochs.sh
@@ -107,15 +107,25 @@ runc-overlay: deps
 # fails) and run on glibc's locked shadow stacks with
 # GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK in a guest booted with an overlay
 # holding its runtime: build/overlay-cet-glibc (cet-glibc-overlay, with the
-# suite cet-glibc's probe): make lab SUITES=cet-glibc OVERLAY=build/overlay-cet-glibc
+# suite cet-glibc's probe, the ZDTM glibc tests, criu on the CET glibc) or
+# build/overlay-valkey (all that and valkey).
 CET_CC		:= $(CURDIR)/lab/cet-cc
 CET_GLIBC	:= $(BUILD)/cet-glibc
 .PHONY: cet-glibc-overlay
 cet-glibc: deps
 	@bash lab/build-glibc.sh
 
-cet-glibc-overlay: deps criu-stock criu-cet
+# the glibc overlay also holds both criu relinked for the CET glibc
+cet-glibc-overlay: deps criu-stock criu-cet zdtm-cet
 	@bash lab/cet-glibc-overlay.sh > /dev/null
+
+# valkey 8.1.1 (pin valkey) on the CET glibc, and its overlay for the
+# valkey suite and make demo: make lab SUITES=cet-glibc,valkey OVERLAY=build/overlay-valkey
+valkey: deps
+	@bash lab/build-valkey.sh
+
+valkey-overlay: deps criu-stock criu-cet zdtm-cet
+	@bash lab/valkey-overlay.sh > /dev/null
 
 # One lab run by hand: make lab SUITES=basics,criu-baseline [KERNEL=patched]
 SUITES	?= basics
@@ -154,8 +164,9 @@ deb: criu-cet
 zdtm-host: criu-stock criu-cet
 	@bash lab/zdtm-host.sh both
 
+# valkey on glibc's shadow stacks, checkpointed and restored by criu-cet
 demo: all
-	@$(PY) lab/run.py --suites demo-service --show "demo-service:"
+	@$(PY) lab/run.py --suites demo --show "demo:" --overlay $(BUILD)/overlay-valkey
 
 test-host: deps
 	$(PY) -m pytest -q tests -m "not lab"

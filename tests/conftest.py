@@ -49,11 +49,11 @@ def lab_run(suites, kernel="stock", overlay=None, tag="", cmdline=""):
 
 
 def build_overlay(script):
-    """Run lab/SCRIPT, which builds an overlay folder and prints it last:
-    (folder, None), or (None, the end of its error output)."""
+    """Run lab/<script>, which prints the folder of a guest overlay last:
+    (folder, None), or (None, the tail of its error output)."""
     p = subprocess.run(["bash", os.path.join(TOP, "lab", script)], capture_output=True, text=True)
-    if p.returncode:
-        return None, f"lab/{script}: {p.stderr.strip()[-800:]}"
+    if p.returncode or not p.stdout.strip():
+        return None, f"lab/{script}: {p.stderr.strip()[-1000:]}"
     return p.stdout.strip().splitlines()[-1], None
 
 
@@ -77,28 +77,6 @@ class LabResults:
             pytest.skip(f"{name}: {r['detail']}")
         assert r["status"] == "PASS", f"{name}: {r['status']} {r['detail']}"
         return r
-
-
-def host_has_user_shstk():
-    with open("/proc/cpuinfo") as f:
-        return any(line.startswith("flags") and " user_shstk" in line for line in f)
-
-
-def assert_shadow_stack_verdict(p):
-    """`criu check --feature shadow_stack` (run as p) names each part it
-    checks and gives this host's verdict: yes with user_shstk, else no,
-    with a non-zero exit."""
-    lines = p.stdout.splitlines()
-    assert any(line.startswith("shadow_stack: CPU shadow stacks (CPUID CET_SS): ") for line in lines)
-    assert any(line.startswith("shadow_stack: NT_X86_CET_USER regset") for line in lines)
-    if host_has_user_shstk():
-        assert p.returncode == 0 and "shadow_stack is supported" in p.stdout
-    else:
-        assert p.returncode != 0
-        assert "shadow_stack: enabled for user space (user_shstk in /proc/cpuinfo): no" in lines
-        assert "this host cannot checkpoint or restore shadow-stack tasks" in p.stderr + p.stdout
-        if "shadow_stack: CPU shadow stacks (CPUID CET_SS): no" in lines:
-            assert "(the CPU has no CET shadow stacks)" in p.stderr + p.stdout
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,6 @@ criu, under a seccomp profile that allows map_shadow_stack and an older one
 that does not; images of the other CRIU, a checkpoint that fails and one with
 --leave-running.  One boot per kernel."""
 
-
 import pytest
 
 from conftest import LabResults, build_overlay, lab_run
@@ -20,9 +19,9 @@ MSS = {"new": "mss=ok", "old": "mss=ENOSYS"}
 
 
 def overlay():
-    folder, err = build_overlay("runc-overlay.sh")
-    if err:
-        pytest.fail(err)
+    folder, error = build_overlay("runc-overlay.sh")
+    if error:
+        pytest.fail(error)
     return folder
 
 

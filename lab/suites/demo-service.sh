@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
-# make demo: a CET-protected service is checkpointed with criu-cet, killed,
-# restored, and shown to resume where it was, still protected.
-say() { echo "demo: $*"; }
+# The small demo: demo_service, a static program that turns its own shadow
+# stack on and locks it as glibc does, is checkpointed with criu-cet, killed,
+# restored, and shown to resume where it was, still protected.  (make demo is
+# valkey on the CET glibc: lab/suites/demo.sh.)
+say() { echo "demo-service: $*"; }
 status() { cat /tmp/demo/status 2>/dev/null; }
 field() { status | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 criu=/lab/criu-cet/criu
@@ -19,7 +21,7 @@ before_cet=$(status | sed 's/.*features=//')
 
 t0=$(lab_now)
 if ! $criu dump -t "$pid" -D /tmp/demo/img -o dump.log -v4; then
-	lab_fail demo.checkpoint "$(last_error /tmp/demo/img/dump.log)"; return
+	lab_fail demo-service.checkpoint "$(last_error /tmp/demo/img/dump.log)"; return
 fi
 t1=$(lab_now)
 wait "$pid" 2>/dev/null
@@ -27,7 +29,7 @@ say "checkpointed with criu-cet in $(awk "BEGIN{print $t1 - $t0}") s (guest time
 dumped_count=$(field count)
 
 if ! $criu restore -D /tmp/demo/img -d -o restore.log -v4; then
-	lab_fail demo.restore "$(last_error /tmp/demo/img/restore.log)"; return
+	lab_fail demo-service.restore "$(last_error /tmp/demo/img/restore.log)"; return
 fi
 t2=$(lab_now)
 say "restored in $(awk "BEGIN{print $t2 - $t1}") s (guest time)"
@@ -37,9 +39,9 @@ after_cet=$(status | sed 's/.*features=//')
 if alive "$pid" && [ "$(field count)" -gt "$dumped_count" ] && [ "$(field ssp)" = "$before_ssp" ] &&
 	[ "$(field depth)" = "$before_depth" ] && [ "$after_cet" = "$before_cet" ]; then
 	say "resumed where it was: count went on from $dumped_count, same SSP $before_ssp, same depth $before_depth, same features and locks"
-	lab_pass demo.resume "count $before_count -> $dumped_count at dump -> $(field count); ssp $before_ssp depth $before_depth; $after_cet"
+	lab_pass demo-service.resume "count $before_count -> $dumped_count at dump -> $(field count); ssp $before_ssp depth $before_depth; $after_cet"
 else
-	lab_fail demo.resume "after restore: $(status) (before: ssp $before_ssp depth $before_depth $before_cet)"
+	lab_fail demo-service.resume "after restore: $(status) (before: ssp $before_ssp depth $before_depth $before_cet)"
 fi
 
 say "now the attack: SIGUSR2 makes the service overwrite one of its return addresses"
@@ -50,7 +52,7 @@ kern=$(cp_fault_of "$pid")
 [ -n "$kern" ] && say "kernel says:    $kern"
 if status | grep -q 'SEGV_CPERR'; then
 	say "the restored service is still protected by its shadow stack"
-	lab_pass demo.protected "$(status)"
+	lab_pass demo-service.protected "$(status)"
 else
-	lab_fail demo.protected "$(status)"
+	lab_fail demo-service.protected "$(status)"
 fi
