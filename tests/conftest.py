@@ -79,6 +79,28 @@ class LabResults:
         return r
 
 
+def host_has_user_shstk():
+    with open("/proc/cpuinfo") as f:
+        return any(line.startswith("flags") and " user_shstk" in line for line in f)
+
+
+def assert_shadow_stack_verdict(p):
+    """`criu check --feature shadow_stack` (run as p) names each part it
+    checks and gives this host's verdict: yes with user_shstk, else no,
+    with a non-zero exit."""
+    lines = p.stdout.splitlines()
+    assert any(line.startswith("shadow_stack: CPU shadow stacks (CPUID CET_SS): ") for line in lines)
+    assert any(line.startswith("shadow_stack: NT_X86_CET_USER regset") for line in lines)
+    if host_has_user_shstk():
+        assert p.returncode == 0 and "shadow_stack is supported" in p.stdout
+    else:
+        assert p.returncode != 0
+        assert "shadow_stack: enabled for user space (user_shstk in /proc/cpuinfo): no" in lines
+        assert "this host cannot checkpoint or restore shadow-stack tasks" in p.stderr + p.stdout
+        if "shadow_stack: CPU shadow stacks (CPUID CET_SS): no" in lines:
+            assert "(the CPU has no CET shadow stacks)" in p.stderr + p.stdout
+
+
 @pytest.fixture(scope="session")
 def lab_basics():
     return LabResults(lab_run("basics,criu-baseline"))
