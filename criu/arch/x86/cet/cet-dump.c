@@ -28,6 +28,7 @@
 #include "cet.h"
 #include "images/core.pb-c.h"
 #include "types.h"
+#include "compel/ptrace.h"
 #include "parasite.h"
 
 #include "cet-abi.h"
@@ -35,10 +36,6 @@
 
 #undef LOG_PREFIX
 #define LOG_PREFIX "cet: "
-
-#ifndef PTRACE_ARCH_PRCTL
-#define PTRACE_ARCH_PRCTL 30
-#endif
 
 /* Shadow-stack mappings that may be the one the kernel owns for a thread */
 #define CET_OWN_CANDIDATES	ARRAY_SIZE(((struct parasite_dump_thread *)0)->cet_own_cand)

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "common/lock.h"
+#include "compel/ptrace.h"
 #include "log.h"
 #include "pstree.h"
 #include "rst_info.h"
@@ -38,10 +39,6 @@
 
 #undef LOG_PREFIX
 #define LOG_PREFIX "cet: "
-
-#ifndef PTRACE_ARCH_PRCTL
-#define PTRACE_ARCH_PRCTL	30
-#endif
 
 /* rsti(item)->shstk_unlock, as the parent leaves it */
 enum {
