@@ -48,13 +48,32 @@ def lab_run(suites, kernel="stock", overlay=None, tag="", cmdline=""):
     return _runs[key]
 
 
+def zdtm_cet_list(name):
+    """A test list of test/zdtm/cet (lab.list, glibc/glibc.list):
+    (test, [its options]) for each line."""
+    tests = []
+    with open(os.path.join(TOP, "test", "zdtm", "cet", name)) as f:
+        for line in f:
+            fields = line.split("#", 1)[0].split()
+            if fields:
+                tests.append((fields[0], fields[1:]))
+    return tests
+
+
+_overlays = {}
+
+
 def build_overlay(script):
     """Run lab/<script>, which prints the folder of a guest overlay last:
-    (folder, None), or (None, the tail of its error output)."""
-    p = subprocess.run(["bash", os.path.join(TOP, "lab", script)], capture_output=True, text=True)
-    if p.returncode or not p.stdout.strip():
-        return None, f"lab/{script}: {p.stderr.strip()[-1000:]}"
-    return p.stdout.strip().splitlines()[-1], None
+    (folder, None), or (None, the tail of its error output).  Once a
+    session: the boots on either kernel use the same folder."""
+    if script not in _overlays:
+        p = subprocess.run(["bash", os.path.join(TOP, "lab", script)], capture_output=True, text=True)
+        if p.returncode or not p.stdout.strip():
+            _overlays[script] = None, f"lab/{script}: {p.stderr.strip()[-1000:]}"
+        else:
+            _overlays[script] = p.stdout.strip().splitlines()[-1], None
+    return _overlays[script]
 
 
 class LabResults:

@@ -2,9 +2,6 @@
 """A real CET userland in the emulated CET machine: the lab's glibc 2.41
 built with --enable-cet (the glibc overlay, lab/cet-glibc-overlay.sh).
 
-- Suite cet-glibc: a program built by lab/cet-cc runs on glibc's locked
-  shadow stacks (main, a thread, a makecontext context) with the tunable,
-  without them when not asked, and a smashed return is caught only then.
 - Suite zdtm-cet-glibc: the ZDTM tests of test/zdtm/cet/glibc, linked against it
   and run with GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK, so that glibc's own
   code turns their shadow stacks on, locks them and moves SSP: contexts,
@@ -13,24 +10,18 @@ built with --enable-cet (the glibc overlay, lab/cet-glibc-overlay.sh).
 - Suite criu-on-shstk: criu itself on glibc's locked shadow stack (criu
   relinked against the CET glibc), dumping and restoring every ZDTM CET
   test, also through criu swrk; stock 4.1.1 the same way beside it.
-One boot per kernel runs the three suites."""
-
-import os
+One boot per kernel runs both suites (the suite cet-glibc, glibc itself on
+and off, is test_valkey.py's)."""
 
 import pytest
 
-from conftest import TOP, LabResults, build_overlay, lab_run
+from conftest import LabResults, build_overlay, lab_run, zdtm_cet_list
 
 pytestmark = pytest.mark.lab
 
 
-def names(path):
-    with open(path) as f:
-        return [line.split()[0] for line in f if line.strip() and not line.startswith("#")]
-
-
-GLIBC_TESTS = names(os.path.join(TOP, "test", "zdtm", "cet", "glibc", "glibc.list"))
-STATIC_TESTS = names(os.path.join(TOP, "test", "zdtm", "cet", "lab.list"))
+GLIBC_TESTS = [name for name, _ in zdtm_cet_list("glibc/glibc.list")]
+STATIC_TESTS = [name for name, _ in zdtm_cet_list("lab.list")]
 RPC_TESTS = ["plain", "locked", "churn"]
 STOCK_ON_SHSTK = ["plain", "recursion", "threads", "locked", "fibers"]
 
@@ -45,21 +36,7 @@ def overlay():
 
 @pytest.fixture(scope="module", params=["stock", "patched"])
 def lab(request):
-    return LabResults(lab_run("cet-glibc,zdtm-cet-glibc,criu-on-shstk", kernel=request.param, overlay=overlay()))
-
-
-def test_glibc_turns_shadow_stacks_on_and_locks_them(lab):
-    r = lab.expect_pass("cet-glibc.shstk")
-    assert "features=shstk locked=shstk,wrss" in r["detail"], r
-
-
-def test_glibc_leaves_them_off_unless_asked(lab):
-    lab.expect_pass("cet-glibc.off")
-
-
-@pytest.mark.parametrize("case", ["smash", "smash-off"])
-def test_smash_caught_only_on_glibcs_shadow_stack(lab, case):
-    lab.expect_pass(f"cet-glibc.{case}")
+    return LabResults(lab_run("zdtm-cet-glibc,criu-on-shstk", kernel=request.param, overlay=overlay()))
 
 
 @pytest.mark.parametrize("test", GLIBC_TESTS)

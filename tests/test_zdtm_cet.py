@@ -8,22 +8,12 @@ import os
 
 import pytest
 
-from conftest import TOP, LabResults, lab_run
+from conftest import TOP, LabResults, lab_run, zdtm_cet_list
 
 pytestmark = pytest.mark.lab
 
 
-def listed_tests():
-    tests = []
-    with open(os.path.join(TOP, "test", "zdtm", "cet", "lab.list")) as f:
-        for line in f:
-            fields = line.split("#", 1)[0].split()
-            if fields:
-                tests.append((fields[0], "plain" in fields[1:]))
-    return tests
-
-
-TESTS = listed_tests()
+TESTS = [(name, "plain" in opts) for name, opts in zdtm_cet_list("lab.list")]
 NAMES = [name for name, _ in TESTS]
 SHSTK = [name for name, plain in TESTS if not plain]
 
