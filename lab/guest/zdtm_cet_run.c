@@ -980,17 +980,31 @@ static int migrate_dump(const char *work, const char *img, int pid, char *err, s
 	return 0;
 }
 
+/* the sum of N over the "@before N @after" in @text */
+static unsigned long sum_between(const char *text, const char *before, const char *after)
+{
+	unsigned long sum = 0, n;
+	char *end;
+
+	for (; (text = strstr(text, before)); text++) {
+		n = strtoul(text + strlen(before), &end, 10);
+		if (!strncmp(end, after, strlen(after)))
+			sum += n;
+	}
+	return sum;
+}
+
 /*
  * After a lazy restore: the daemon ended well and copied no page into a
- * shadow stack of @state (tree_state() lines "pid N: ss START-END").  0, or
- * -1 and @err; @info gets how many pages it served.
+ * shadow stack of @state (tree_state() lines "pid N: ss START-END"), and
+ * served the images' lazy pages.  0, or -1 and @err; @info gets how many.
  */
 static int lazy_check(pid_t daemon, pid_t server, const char *img, const char *state, char *err, size_t errlen,
 		      char *info, size_t infolen)
 {
 	static char logbuf[4 << 20];
 	char log[600], pslog[600], *p;
-	unsigned long copies = 0, bytes = 0;
+	unsigned long copies = 0, bytes = 0, lazy;
 
 	snprintf(log, sizeof(log), "%s/lazy-pages.log", img);
 	daemon_end(daemon, log, "lazy-pages", err, errlen);
@@ -1019,12 +1033,28 @@ static int lazy_check(pid_t daemon, pid_t server, const char *img, const char *s
 			}
 		}
 	}
-	if (!copies) {
-		snprintf(err, errlen, "lazy-pages served no page (was the restore lazy?)");
+	/* one "Found N pages to be handled by UFFD" a task the restore handed over */
+	if (!strstr(logbuf, "to be handled by UFFD")) {
+		snprintf(err, errlen, "no task was handed to lazy-pages (was the restore lazy?)");
 		return -1;
 	}
-	snprintf(info, infolen, "%lu lazy copies (%lu KiB%s), none into a shadow stack", copies, bytes >> 10,
-		 server > 0 ? " over TCP" : "");
+	/*
+	 * After pre-dumps the images' lazy pages are only those written since
+	 * the last one (outside each thread's stack-pointer page): a task may
+	 * have written none (then the restore was lazy with nothing to serve).
+	 * Without pre-dumps every written anonymous page is lazy.
+	 */
+	lazy = sum_between(logbuf, "Found ", " pages to be handled by UFFD");
+	if (lazy && !copies) {
+		snprintf(err, errlen, "lazy-pages served none of the images' %lu lazy pages", lazy);
+		return -1;
+	}
+	if (!lazy && !predumps) {
+		snprintf(err, errlen, "the images hold no lazy page (a dump without pre-dumps must have some)");
+		return -1;
+	}
+	snprintf(info, infolen, "%lu lazy copies (%lu KiB%s) of %lu lazy pages, none into a shadow stack", copies,
+		 bytes >> 10, server > 0 ? " over TCP" : "", lazy);
 	return 0;
 }
 
