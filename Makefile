@@ -172,7 +172,7 @@ test-host: deps
 	$(PY) -m pytest -q tests -m "not lab"
 
 test: all
-	$(PY) -m pytest -v tests
+	$(PY) -m pytest -v --durations=30 tests
 
 clean:
 	rm -rf $(BUILD)
