@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """Shared pytest fixtures: the lab runs once per session per (suites, kernel)."""
 
+import concurrent.futures
 import json
 import os
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -20,32 +22,115 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "lab: needs the emulated CET lab (Bochs)")
 
 
+def _boot(key):
+    """One lab boot (run.py) for @key: (its parsed report or None, what
+    run.py printed, why it did not start or None).  Thread-safe: every
+    boot has its own folder."""
+    suites, kernel, overlay, tag, cmdline = key
+    name = f"{suites.replace(',', '+')}-{kernel}{'-' + tag if tag else ''}"
+    out = os.path.join(TOP, "build", "lab-results", name)
+    os.makedirs(out, exist_ok=True)
+    js = os.path.join(out, "results.json")
+    if os.path.exists(js):
+        os.unlink(js)   # never read an older run's results
+    cmd = [sys.executable, os.path.join(TOP, "lab", "run.py"), "--suites", suites,
+           "--kernel", kernel, "--json", js, "--keep", out]
+    if overlay:
+        cmd += ["--overlay", overlay]
+    if cmdline:
+        cmd += ["--cmdline", cmdline]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if not os.path.exists(js):
+        return None, p.stdout[-4000:], p.stderr.strip()[-2000:]
+    with open(js) as f:
+        run = json.load(f)
+    run["folder"] = out
+    return run, p.stdout[-4000:], None
+
+
 def lab_run(suites, kernel="stock", overlay=None, tag="", cmdline=""):
     """Boot the lab once for these suites (cmdline: more kernel command
     line); cache the parsed report.  The run's folder (serial.log, ...) is
-    in the result as "folder"."""
+    in the result as "folder".  A boot the session prefetched is waited for."""
     key = (suites, kernel, overlay, tag, cmdline)
     if key not in _runs:
-        name = f"{suites.replace(',', '+')}-{kernel}{'-' + tag if tag else ''}"
-        out = os.path.join(TOP, "build", "lab-results", name)
-        os.makedirs(out, exist_ok=True)
-        js = os.path.join(out, "results.json")
-        if os.path.exists(js):
-            os.unlink(js)   # never read an older run's results
-        cmd = [sys.executable, os.path.join(TOP, "lab", "run.py"), "--suites", suites,
-               "--kernel", kernel, "--json", js, "--keep", out]
-        if overlay:
-            cmd += ["--overlay", overlay]
-        if cmdline:
-            cmd += ["--cmdline", cmdline]
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        sys.stderr.write(p.stdout[-4000:])
-        if not os.path.exists(js):
-            pytest.fail(f"lab run failed to start: {p.stderr.strip()[-2000:]}")
-        with open(js) as f:
-            _runs[key] = json.load(f)
-        _runs[key]["folder"] = out
+        pending = None
+        if not tag and not cmdline:
+            script = [s for s, (folder, _) in _overlays.items() if folder == overlay]
+            if not overlay or script:
+                pending = _prefetched.pop((suites, kernel, script[0] if overlay else None), None)
+        run, printed, error = pending.result() if pending else _boot(key)
+        sys.stderr.write(printed)
+        if run is None:
+            pytest.fail(f"lab run failed to start: {error}")
+        _runs[key] = run
     return _runs[key]
+
+
+# Lab boots run in Bochs, one core each, and most do not depend on each
+# other: the session starts them up front, as many at once as the host has
+# cores, in the order the tests will want them (guest time does not depend
+# on host load: clock sync=none).  A test module names its independent boots
+# in LAB_RUNS as (suites, kernel, overlay script or None); the boots that
+# need another boot's output (its images) stay in the test, in line.
+_prefetched = {}
+_overlay_lock = threading.Lock()
+_pool = None
+
+# the session fixtures below: their boots, for the modules that use them
+FIXTURE_RUNS = {
+    "lab_basics": [("basics,criu-baseline", "stock", None)],
+    "lab_kselftest_patched": [("kselftest", "patched", None)],
+    "lab_kselftest_stock": [("kselftest", "stock", None)],
+    "exported": [("cet-images-export", "stock", None)],
+}
+
+
+def _prefetch(suites, kernel, script):
+    overlay = None
+    if script:
+        overlay, error = build_overlay(script)
+        if error:
+            return None, "", error
+    return _boot((suites, kernel, overlay, "", ""))
+
+
+def _planned_runs(items):
+    """The LAB_RUNS of the selected lab tests' modules and fixtures, in
+    the order the tests come."""
+    plan, seen = [], set()
+    for item in items:
+        if not item.get_closest_marker("lab"):
+            continue
+        wanted = list(getattr(item.module, "LAB_RUNS", []))
+        for fixture in item.fixturenames:
+            wanted += FIXTURE_RUNS.get(fixture, [])
+        for run in wanted:
+            if run not in seen:
+                seen.add(run)
+                plan.append(run)
+    return plan
+
+
+def pytest_collection_finish(session):
+    global _pool
+    plan = _planned_runs(session.items)
+    if not plan or session.config.option.collectonly:
+        return
+    _pool = concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1)
+    for suites, kernel, script in plan:
+        _prefetched[(suites, kernel, script)] = _pool.submit(_prefetch, suites, kernel, script)
+
+
+def pytest_terminal_summary(terminalreporter):
+    # a boot no test asked for: its LAB_RUNS entry and its fixture disagree
+    for suites, kernel, script in _prefetched:
+        terminalreporter.write_line(f"lab: prefetched {suites} ({kernel}) was not used")
+
+
+def pytest_sessionfinish(session):
+    if _pool:
+        _pool.shutdown(wait=False, cancel_futures=True)
 
 
 def zdtm_cet_list(name):
@@ -67,13 +152,17 @@ def build_overlay(script):
     """Run lab/<script>, which prints the folder of a guest overlay last:
     (folder, None), or (None, the tail of its error output).  Once a
     session: the boots on either kernel use the same folder."""
-    if script not in _overlays:
-        p = subprocess.run(["bash", os.path.join(TOP, "lab", script)], capture_output=True, text=True)
-        if p.returncode or not p.stdout.strip():
-            _overlays[script] = None, f"lab/{script}: {p.stderr.strip()[-1000:]}"
-        else:
-            _overlays[script] = p.stdout.strip().splitlines()[-1], None
+    with _overlay_lock:     # a prefetch thread may be building it
+        if script not in _overlays:
+            _overlays[script] = _build_overlay(script)
     return _overlays[script]
+
+
+def _build_overlay(script):
+    p = subprocess.run(["bash", os.path.join(TOP, "lab", script)], capture_output=True, text=True)
+    if p.returncode or not p.stdout.strip():
+        return None, f"lab/{script}: {p.stderr.strip()[-1000:]}"
+    return p.stdout.strip().splitlines()[-1], None
 
 
 class LabResults:

@@ -24,6 +24,8 @@ GLIBC_TESTS = [name for name, _ in zdtm_cet_list("glibc/glibc.list")]
 STATIC_TESTS = [name for name, _ in zdtm_cet_list("lab.list")]
 RPC_TESTS = ["plain", "locked", "churn"]
 STOCK_ON_SHSTK = ["plain", "recursion", "threads", "locked", "fibers"]
+# the boots the session may start ahead (conftest)
+LAB_RUNS = [("zdtm-cet-glibc,criu-on-shstk", k, "cet-glibc-overlay.sh") for k in ("stock", "patched")]
 
 
 def overlay():

@@ -11,6 +11,8 @@ from conftest import LabResults, lab_run
 pytestmark = pytest.mark.lab
 
 SUITES = "demo-service,criu-cet-smoke,criu-cet-faults,criu-limits"
+PATCHED_SUITES = "criu-cet-smoke,zdtm-cet-ours,criu-cet-faults,criu-limits"
+LAB_RUNS = [(SUITES, "stock", None), (PATCHED_SUITES, "patched", None)]
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +79,7 @@ ZDTM_TESTS = ["plain", "recursion", "deep", "threads", "fork_tree", "fibers", "s
 
 @pytest.fixture(scope="module")
 def patched():
-    return LabResults(lab_run("criu-cet-smoke,zdtm-cet-ours,criu-cet-faults,criu-limits", kernel="patched"))
+    return LabResults(lab_run(PATCHED_SUITES, kernel="patched"))
 
 
 def test_stock_kernel_uses_stock_interfaces(lab):

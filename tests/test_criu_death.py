@@ -14,6 +14,7 @@ pytestmark = pytest.mark.lab
 
 CASES = ["fault1", "fault5", "daemon", "pages", "mm"]
 TESTS = ["recursion", "threads", "wrss", "wrss_off", "locked", "mixed_threads"]
+LAB_RUNS = [("criu-death,criu-death-stock", "stock", None), ("criu-death", "patched", None)]
 
 
 @pytest.fixture(scope="module")

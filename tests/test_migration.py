@@ -21,6 +21,7 @@ KERNELS = ("stock", "patched")
 TESTS = ("plain", "churn", "threads", "fibers", "fiber_thread", "deep")
 FLOWS = ("predump", "page-server", "lazy", "migrate", "remote-lazy", "postcopy")
 CROSS_TESTS = ("plain", "churn", "threads", "fibers", "fiber_thread", "locked")
+LAB_RUNS = [(suite, k, None) for suite in ("cet-migrate", "cet-migrate-export") for k in KERNELS]
 
 
 @pytest.fixture(scope="session")

@@ -19,6 +19,7 @@ CRIU_CET = os.path.join(BUILD, "criu-cet", "criu")
 KERNELS = ("stock", "patched")
 TESTS = ("plain", "churn", "threads", "fibers", "fiber_thread", "locked", "wrss", "sighandler")
 NO_SHSTK_HOST = "this host has no user shadow stacks"
+LAB_RUNS = [("cet-rpc", k, None) for k in KERNELS]
 
 
 @pytest.fixture(scope="session")

@@ -16,6 +16,7 @@ PROFILES = ["new", "old"]
 # what map_shadow_stack answers in the container, before and after restore:
 # runc answers ENOSYS for a syscall newer than any the profile names
 MSS = {"new": "mss=ok", "old": "mss=ENOSYS"}
+LAB_RUNS = [("runc", k, "runc-overlay.sh") for k in ("stock", "patched")]
 
 
 def overlay():

@@ -15,6 +15,7 @@ pytestmark = pytest.mark.lab
 
 CYCLES = 5
 SUITES = {"stock": "cet-glibc,valkey,demo", "patched": "cet-glibc,valkey"}
+LAB_RUNS = [(suites, k, "valkey-overlay.sh") for k, suites in SUITES.items()]
 
 
 def overlay():

@@ -16,6 +16,7 @@ pytestmark = pytest.mark.lab
 TESTS = [(name, "plain" in opts) for name, opts in zdtm_cet_list("lab.list")]
 NAMES = [name for name, _ in TESTS]
 SHSTK = [name for name, plain in TESTS if not plain]
+LAB_RUNS = [("zdtm-cet-nocr,zdtm-cet-stock,zdtm-cet-ours", "stock", None)]
 
 
 @pytest.fixture(scope="session")
