@@ -16,6 +16,9 @@ sys.path.insert(0, os.path.join(TOP, "lab"))
 import images  # noqa: E402
 
 _runs = {}
+# The environment of the session as it started: boots and overlay builds
+# run in threads while tests monkeypatch os.environ (BUILD, CRIU_CET_CACHE)
+_LAB_ENV = dict(os.environ)
 
 
 def pytest_configure(config):
@@ -39,7 +42,7 @@ def _boot(key):
         cmd += ["--overlay", overlay]
     if cmdline:
         cmd += ["--cmdline", cmdline]
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=_LAB_ENV, cwd=TOP)
     if not os.path.exists(js):
         return None, p.stdout[-4000:], p.stderr.strip()[-2000:]
     with open(js) as f:
@@ -159,7 +162,8 @@ def build_overlay(script):
 
 
 def _build_overlay(script):
-    p = subprocess.run(["bash", os.path.join(TOP, "lab", script)], capture_output=True, text=True)
+    p = subprocess.run(["bash", os.path.join(TOP, "lab", script)], capture_output=True, text=True, env=_LAB_ENV,
+                       cwd=TOP)
     if p.returncode or not p.stdout.strip():
         return None, f"lab/{script}: {p.stderr.strip()[-1000:]}"
     return p.stdout.strip().splitlines()[-1], None
