@@ -18,7 +18,7 @@ import images  # noqa: E402
 _runs = {}
 # The environment of the session as it started: boots and overlay builds
 # run in threads while tests monkeypatch os.environ (BUILD, CRIU_CET_CACHE)
-_LAB_ENV = dict(os.environ)
+LAB_ENV = dict(os.environ)
 
 
 def pytest_configure(config):
@@ -42,7 +42,7 @@ def _boot(key):
         cmd += ["--overlay", overlay]
     if cmdline:
         cmd += ["--cmdline", cmdline]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=_LAB_ENV, cwd=TOP)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=LAB_ENV, cwd=TOP)
     if not os.path.exists(js):
         return None, p.stdout[-4000:], p.stderr.strip()[-2000:]
     with open(js) as f:
@@ -115,14 +115,42 @@ def _planned_runs(items):
     return plan
 
 
+# Host jobs that mostly wait (CRIU's ZDTM on the host: 15 minutes, most of
+# them zdtm.py timeouts) start with the session too, beside the boots: a
+# module names them in EARLY_JOBS {name: function}; its fixture takes the
+# result with early_result(name, function).  The functions only run
+# commands and parse them (no pytest calls: they run in a thread).
+_early = {}
+_side_pool = None
+
+
+def early_result(name, job):
+    """What job() returns: the run the session started ahead, or one now."""
+    pending = _early.pop(name, None)
+    return pending.result() if pending else job()
+
+
+def _early_jobs(items):
+    jobs = {}
+    for item in items:
+        jobs.update(getattr(item.module, "EARLY_JOBS", {}))
+    return jobs
+
+
 def pytest_collection_finish(session):
-    global _pool
-    plan = _planned_runs(session.items)
-    if not plan or session.config.option.collectonly:
+    global _pool, _side_pool
+    if session.config.option.collectonly:
         return
-    _pool = concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1)
-    for suites, kernel, script in plan:
-        _prefetched[(suites, kernel, script)] = _pool.submit(_prefetch, suites, kernel, script)
+    jobs = _early_jobs(session.items)
+    if jobs:
+        _side_pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(jobs))
+        for name, job in jobs.items():
+            _early[name] = _side_pool.submit(job)
+    plan = _planned_runs(session.items)
+    if plan:
+        _pool = concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1)
+        for suites, kernel, script in plan:
+            _prefetched[(suites, kernel, script)] = _pool.submit(_prefetch, suites, kernel, script)
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -132,8 +160,9 @@ def pytest_terminal_summary(terminalreporter):
 
 
 def pytest_sessionfinish(session):
-    if _pool:
-        _pool.shutdown(wait=False, cancel_futures=True)
+    for pool in (_pool, _side_pool):
+        if pool:
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
 def zdtm_cet_list(name):
@@ -162,7 +191,7 @@ def build_overlay(script):
 
 
 def _build_overlay(script):
-    p = subprocess.run(["bash", os.path.join(TOP, "lab", script)], capture_output=True, text=True, env=_LAB_ENV,
+    p = subprocess.run(["bash", os.path.join(TOP, "lab", script)], capture_output=True, text=True, env=LAB_ENV,
                        cwd=TOP)
     if p.returncode or not p.stdout.strip():
         return None, f"lab/{script}: {p.stderr.strip()[-1000:]}"
