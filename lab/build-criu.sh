@@ -18,6 +18,7 @@ stock | cet) pin=criu ;;
 esac
 tree=$BUILD/criu-$flavour/src
 stamp=$BUILD/criu-$flavour/.stamp
+criu_tree_lock "$flavour"
 # Inputs that require a fresh tree (the overlay is re-synced on every build).
 inputs=$(key -s "$(pin_sha $pin)" -s "$flavour" "$0" $( [ "$flavour" = cet ] && ls "$TOP"/patches/criu/*.patch 2>/dev/null))
 
@@ -46,5 +47,5 @@ make -C "$tree" -j"$(nproc)" NO_GNUTLS=1 criu > "$BUILD/criu-$flavour/build.log"
 # crit and pycriu (with our images/cet.proto): the host reads lab images with them
 make -C "$tree" -j"$(nproc)" NO_GNUTLS=1 crit > "$BUILD/criu-$flavour/build-crit.log" 2>&1 ||
 	{ tail -20 "$BUILD/criu-$flavour/build-crit.log"; die "crit ($flavour) build failed"; }
-cp "$tree/criu/criu" "$BUILD/criu-$flavour/criu"
+install_file "$tree/criu/criu" "$BUILD/criu-$flavour/criu"
 say "criu ($flavour) ready: $("$BUILD/criu-$flavour/criu" --version | head -1)"

@@ -9,6 +9,17 @@ PY=/usr/bin/python3
 die() { echo "$(basename "$0"): error: $*" >&2; exit 1; }
 say() { echo "[$(basename "$0" .sh)] $*"; }
 
+# criu_tree_lock FLAVOUR / criu_tree_unlock: hold build/criu-FLAVOUR/src
+# (fd 8).  Its build, the install rules, the relink for the CET glibc (which
+# moves criu/criu away for a while) and the host ZDTM builds all run make in
+# that tree, and the test session runs some of them at the same time.
+criu_tree_lock() {
+	mkdir -p "$BUILD/criu-$1"
+	exec 8> "$BUILD/criu-$1/.tree.lock"
+	flock 8
+}
+criu_tree_unlock() { exec 8>&-; }
+
 # fetch NAME: print the verified path of a pinned source (lab/sources.lock)
 fetch() { "$PY" "$TOP/lab/sources.py" fetch --dest "$CACHE/downloads" "$1" || die "cannot fetch $1"; }
 

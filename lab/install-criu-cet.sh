@@ -32,6 +32,7 @@ set -euo pipefail
 prefix=${1:-/usr/local}
 dest=${2:-}
 tree=$BUILD/criu-cet/src
+criu_tree_lock cet
 case $prefix in /*) ;; *) die "PREFIX must be an absolute path: $prefix" ;; esac
 for f in criu/criu lib/c/libcriu.so lib/pycriu/images/cet_pb2.py crit/crit/version.py; do
 	[ -e "$tree/$f" ] || die "$f is not built (make criu-cet)"

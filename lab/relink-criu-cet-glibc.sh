@@ -18,6 +18,7 @@ set -euo pipefail
 
 flavour=$1 out=$2
 tree=$BUILD/criu-$flavour/src
+criu_tree_lock "$flavour"
 [ -x "$tree/criu/criu" ] || die "criu-$flavour is not built"
 ldflags="$("$TOP/lab/cet-cc" --print-ldflags | sed 's/ -Wl,-z,cet-report=error//')"
 ldflags+=" -Wl,-z,shstk -Wl,--disable-new-dtags"

@@ -125,7 +125,9 @@ run_flavour() {
 	exec 9> "$BUILD/criu-$f/.zdtm-host.lock"
 	flock 9
 	say "building the ZDTM tests in $tree" >&2
+	criu_tree_lock "$f"
 	build_zdtm "$tree" "$@"
+	criu_tree_unlock
 	local sha ver
 	sha=$(sha256sum "$criu" | cut -c1-12)
 	ver=$("$criu" --version | awk '/^Version:/ { print $2 }')
