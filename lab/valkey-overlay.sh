@@ -12,7 +12,7 @@ set -euo pipefail
 base=$(bash "$TOP/lab/cet-glibc-overlay.sh") || die "no CET glibc overlay"
 bash "$TOP/lab/build-valkey.sh" >&2 || die "no valkey"
 out=$BUILD/overlay-valkey
-rm -rf "$out" && cp -a "$base" "$out"
+rm -rf "$out" && mkdir -p "$out" && cp -a "$base/." "$out/"
 mkdir -p "$out/lab/valkey"
 cp "$BUILD"/valkey/* "$out/lab/valkey/"
 find "$out/lab/valkey" -type f -exec strip --strip-debug {} +
