@@ -39,7 +39,7 @@ SUMMARY = re.compile(r"^zdtm-host (\S+) summary: (\d+) PASS, (\d+) FAIL, (\d+) S
 _results = {}
 
 
-def criu_missing():
+def cannot_run():
     """Why the ZDTM runs cannot happen here, or None."""
     if os.geteuid() != 0:
         return "ZDTM checkpoints its test programs: needs root"
@@ -70,7 +70,7 @@ def run_script(flavour):
 
 def run_both():
     """Stock, then criu-cet (one at a time: they share the host), or None."""
-    if criu_missing():
+    if cannot_run():
         return None
     return {f: run_script(f) for f in FLAVOURS}
 
@@ -81,7 +81,7 @@ EARLY_JOBS = {"zdtm-host": run_both}
 
 def run_flavour(flavour):
     """The session's run of lab/zdtm-host.sh for a flavour."""
-    why = criu_missing()
+    why = cannot_run()
     if why:
         pytest.skip(why)
     if not _results:

@@ -1002,6 +1002,7 @@ static unsigned long sum_between(const char *text, const char *before, const cha
 static int lazy_check(pid_t daemon, pid_t server, const char *img, const char *state, char *err, size_t errlen,
 		      char *info, size_t infolen)
 {
+	static const char handled[] = " pages to be handled by UFFD";
 	static char logbuf[4 << 20];
 	char log[600], pslog[600], *p;
 	unsigned long copies = 0, bytes = 0, lazy;
@@ -1034,7 +1035,7 @@ static int lazy_check(pid_t daemon, pid_t server, const char *img, const char *s
 		}
 	}
 	/* one "Found N pages to be handled by UFFD" a task the restore handed over */
-	if (!strstr(logbuf, "to be handled by UFFD")) {
+	if (!strstr(logbuf, handled)) {
 		snprintf(err, errlen, "no task was handed to lazy-pages (was the restore lazy?)");
 		return -1;
 	}
@@ -1044,7 +1045,7 @@ static int lazy_check(pid_t daemon, pid_t server, const char *img, const char *s
 	 * have written none (then the restore was lazy with nothing to serve).
 	 * Without pre-dumps every written anonymous page is lazy.
 	 */
-	lazy = sum_between(logbuf, "Found ", " pages to be handled by UFFD");
+	lazy = sum_between(logbuf, "Found ", handled);
 	if (lazy && !copies) {
 		snprintf(err, errlen, "lazy-pages served none of the images' %lu lazy pages", lazy);
 		return -1;
