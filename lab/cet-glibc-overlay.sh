@@ -18,9 +18,9 @@ RUNTIME="ld-linux-x86-64.so.2 libc.so.6 libm.so.6 libpthread.so.0 libdl.so.2 lib
 
 bash "$TOP/lab/build-glibc.sh" >&2 || die "no CET glibc"
 lib=$BUILD/cet-glibc$PREFIX/lib
-# build/overlay-cet-glibc is a link to the last build: a lab boot may be
-# packing the overlay while it is built again (valkey-overlay.sh does), so
-# it is built aside and the link swapped in one rename
+# built aside and published as the link build/overlay-cet-glibc: a lab
+# boot may be packing the overlay while it is built again (valkey-overlay.sh
+# does)
 link=$BUILD/overlay-cet-glibc
 out=$link.$$
 rm -rf "$out" && mkdir -p "$out$PREFIX/lib" "$out/lab/cet-glibc"
@@ -39,12 +39,6 @@ for flavour in cet stock; do
 done
 # the ELF files only: the test list is text
 find "$out" -type f \( -perm -u+x -o -name "*.so*" \) -exec strip --strip-debug {} +
-prev=$(readlink "$link" || true)
-[ -L "$link" ] || rm -rf "$link"	# a folder, from before the link
-ln -sfn "$(basename "$out")" "$link.new.$$" && mv -T "$link.new.$$" "$link" || die "cannot publish $link"
-# the build just replaced may still be read (a boot's cpio runs in it); older ones are not
-for d in "$link".[0-9]*; do
-	case $(basename "$d") in "$(basename "$out")" | "$prev") ;; *) rm -rf "$d" ;; esac
-done
+publish_overlay "$link" "$out"
 say "cet glibc overlay $(du -sh "$out" | cut -f1) -> $link" >&2
 echo "$link"

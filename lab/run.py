@@ -174,21 +174,29 @@ class Boot:
             self.kill()
 
 
-def append_overlay(initrd, overlay, workdir):
-    """The initramfs plus the files of folder overlay, as a second cpio the
-    kernel unpacks over the first one."""
+def append_overlays(initrd, overlays, workdir):
+    """The initramfs plus the files of each folder in overlays, as one more
+    cpio each that the kernel unpacks over the ones before."""
     out = os.path.join(workdir, "initrd-overlay.gz")
-    # not "." itself: its mode would replace the guest's root folder's
-    files = subprocess.run(["find", ".", "-mindepth", "1"], cwd=overlay, check=True,
-                           capture_output=True).stdout
-    cpio = subprocess.run(["cpio", "-o", "-H", "newc", "--quiet", "-R", "0:0"], cwd=overlay, input=files,
-                          check=True, capture_output=True).stdout
     with open(out, "wb") as f, open(initrd, "rb") as base:
         shutil.copyfileobj(base, f)
-        # the kernel skips zeros between archives; it wants each to start aligned
-        f.write(b"\0" * (-f.tell() % 512))
-        f.write(gzip.compress(cpio))
+        for overlay in overlays:
+            # not "." itself: its mode would replace the guest's root folder's
+            files = subprocess.run(["find", ".", "-mindepth", "1"], cwd=overlay, check=True,
+                                   capture_output=True).stdout
+            cpio = subprocess.run(["cpio", "-o", "-H", "newc", "--quiet", "-R", "0:0"], cwd=overlay,
+                                  input=files, check=True, capture_output=True).stdout
+            # the kernel skips zeros between archives; it wants each to start aligned
+            f.write(b"\0" * (-f.tell() % 512))
+            f.write(gzip.compress(cpio))
     return out
+
+
+def overlay_list(overlay):
+    """None, one folder or several: a list of folders."""
+    if not overlay:
+        return []
+    return [overlay] if isinstance(overlay, str) else list(overlay)
 
 
 def run_lab(suites, kernel="stock", timeout=900, boot_timeout=180, echo=False, keep=None, overlay=None,
@@ -198,8 +206,8 @@ def run_lab(suites, kernel="stock", timeout=900, boot_timeout=180, echo=False, k
     initrd = need(os.path.join(BUILD, "initramfs.cpio.gz"), "make initramfs")
     workdir = keep or tempfile.mkdtemp(prefix="criu-cet-lab.")
     os.makedirs(workdir, exist_ok=True)
-    if overlay:
-        initrd = append_overlay(initrd, overlay, workdir)
+    if overlay_list(overlay):
+        initrd = append_overlays(initrd, overlay_list(overlay), workdir)
     iso = make_iso(workdir, bzimage, initrd, kernel_cmdline(suites, cmdline))
     serial = os.path.join(workdir, "serial.log")
     rc = write_bochsrc(workdir, iso, serial)
@@ -230,8 +238,8 @@ def lab_to_json(who, suites, kernel, name=None, overlay=None, timeout=None):
     print(f"{who}: booting the lab for {suites} (serial log in {out})", flush=True)
     cmd = [sys.executable, os.path.abspath(__file__), "--suites", suites, "--kernel", kernel,
            "--json", js, "--keep", out]
-    if overlay:
-        cmd += ["--overlay", overlay]
+    for folder in overlay_list(overlay):
+        cmd += ["--overlay", folder]
     if timeout:
         cmd += ["--timeout", str(timeout)]
     p = subprocess.run(cmd, capture_output=True, text=True)
@@ -253,7 +261,8 @@ def main(argv):
     ap.add_argument("--keep", help="keep ISO, bochsrc and serial log in this folder")
     ap.add_argument("--echo", action="store_true", help="stream the serial console")
     ap.add_argument("--show", metavar="PREFIX", help="stream only console lines starting with PREFIX")
-    ap.add_argument("--overlay", metavar="DIR", help="add the files of DIR to the guest's root")
+    ap.add_argument("--overlay", metavar="DIR", action="append",
+                    help="add the files of DIR to the guest's root (again for more folders)")
     ap.add_argument("--cmdline", default="", metavar="ARGS", help="more kernel command line")
     args = ap.parse_args(argv)
     try:

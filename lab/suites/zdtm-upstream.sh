@@ -1,0 +1,78 @@
+# SPDX-License-Identifier: GPL-2.0
+# CRIU's own ZDTM suite, run by CRIU's own zdtm.py in the guest
+# (lab/zdtm-overlay.sh): the base CRIU's ZDTM tests built twice, plain
+# (Debian 12's glibc) and as shadow-stack tests the way upstream's
+# SHSTK_ENABLE=1 builds them, against the CET glibc; those run with
+# GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK, so glibc turns shadow stacks on and
+# locks them in every process and thread of every test.  zdtm.py carries
+# one more check (test/zdtm/upstream/zdtm.py-shstk-state.patch): features,
+# locks, shadow-stack mappings and SSP before the dump and after the restore.
+#
+# What runs is the plan: /lab/zdtm-upstream/plan, or the one a second
+# overlay puts at /lab/zdtm-upstream/plan.d/plan (make zdtm hands each boot
+# its share).  A plan line:
+#	LABEL BUILD CRIU LIST [zdtm.py run options...]
+# runs `zdtm.py run -T <the tests of lists/LIST> --keep-going` in the tree
+# of BUILD (plain or shstk) with CRIU; every test gets a verdict line
+# "zdtm.LABEL.<test>" (test/zdtm/upstream/zdtm_results.py).
+top=/lab/zdtm-upstream
+plan=$top/plan
+[ -f $top/plan.d/plan ] && plan=$top/plan.d/plan
+if [ ! -f "$plan" ]; then
+	lab_skip zdtm.upstream "no ZDTM overlay in this guest (lab/zdtm-overlay.sh)"
+	return 0
+fi
+# zdtm.py, make and the Debian tools the overlay brings
+export PATH=/lab/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+# zdtm_probe: the shadow-stack build really runs on glibc's locked shadow
+# stacks here (or every shstk verdict below would be about nothing)
+zdtm_probe() {
+	local dir=$top/shstk/test/zdtm/static st
+	[ -x $dir/env00 ] || { lab_fail zdtm.shstk-probe "no shstk build of env00"; return; }
+	(cd $dir && rm -f probe.pid && GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK ./env00 --pidfile=probe.pid \
+		--outfile=probe.out --envname=ENV_00_TEST) > /dev/null 2>&1
+	WAIT_TENTHS=50 wait_for test -s $dir/probe.pid
+	st=$(grep -E '^x86_Thread_features(_locked)?:' "/proc/$(cat $dir/probe.pid 2>/dev/null)/status" 2>/dev/null |
+		sed 's/^x86_Thread_//' | tr '\n\t' '  ')
+	kill -9 "$(cat $dir/probe.pid 2>/dev/null)" 2>/dev/null
+	rm -f $dir/probe.pid $dir/probe.out
+	case $st in
+	*"features: shstk"*"locked: shstk wrss"*) lab_pass zdtm.shstk-probe "env00 (shstk build): $st" ;;
+	*) lab_fail zdtm.shstk-probe "env00 (shstk build) is not on a locked shadow stack: ${st:-not started}" ;;
+	esac
+}
+zdtm_probe
+
+# zdtm_regex LIST: zdtm.py's -T for the tests of a list (comments and
+# blank lines aside); -F would do, but it turns --keep-going off
+zdtm_regex() {
+	echo "^($(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$1" | tr -d ' \t' | tr '\n' '|' | sed 's/|$//'))\$"
+}
+
+while read -r label build criu list opts; do
+	case $label in '' | '#'*) continue ;; esac
+	tree=$top/$build/test
+	if [ ! -x "$criu" ]; then
+		lab_skip "zdtm.$label" "no $criu in this guest"
+		continue
+	fi
+	if [ ! -f "$tree/zdtm.py" ]; then
+		lab_fail "zdtm.$label" "no ZDTM build '$build' in the overlay"
+		continue
+	fi
+	tunables=
+	[ "$build" = shstk ] && tunables=glibc.cpu.hwcaps=SHSTK
+	out=/tmp/zdtm-$label.out
+	t0=$(lab_now)
+	# shellcheck disable=SC2086 # opts are zdtm.py options, one word each
+	(cd "$tree" && GLIBC_TUNABLES=$tunables exec python3 zdtm.py run -T "$(zdtm_regex $top/lists/$list)" \
+		--keep-going --criu-bin "$criu" $opts) > "$out" 2>&1 < /dev/null
+	rc=$?
+	python3 $top/zdtm_results.py "$label" "$out" "$top/lists/$list" ||
+		lab_fail "zdtm.$label" "zdtm_results.py could not read zdtm.py's output"
+	lab_line INFO "zdtm.$label.run" "rc=$rc seconds=$(echo "$(lab_now) - $t0" | bc)"
+	# zdtm.py's own closing lines, for whoever reads the serial log
+	tail -n 3 "$out" | sed "s/^/zdtm.$label: /"
+	rm -rf "$tree/dump"
+done < "$plan"

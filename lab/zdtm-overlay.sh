@@ -1,0 +1,55 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# CRIU's own ZDTM suite for the guest, as a folder run.py --overlay adds to
+# it (suite zdtm-upstream, make zdtm):
+#   /usr, /lib...                 Debian's python3 with what zdtm.py, pycriu
+#                                 and its tests' Makefiles need (lab/zdtm-runtime.sh)
+#   /opt/cet-glibc/lib            the CET glibc's runtime and a SHSTK-marked
+#                                 libgcc_s.so.1 (pthread_exit, cancellation)
+#   /lab/zdtm-upstream/plain/test the base CRIU's test/ tree, ZDTM tests as
+#                                 they are (lab/build-zdtm-upstream.sh)
+#   /lab/zdtm-upstream/shstk/test the same tests built as shadow-stack tests
+#   both with zdtm.py-shstk-state.patch applied and zdtm/shstk_state.py
+#   (test/zdtm/upstream/), pycriu generated from criu-cet's images,
+#   /lab/zdtm-upstream/lists/     the make test sample by flavour, and plan: what
+#                                 the suite runs (the sample on shadow stacks
+#                                 with criu-cet and stock 4.1.1; lab/zdtm_plan.py)
+# An overlay, not the initramfs: only the ZDTM boots pay for Python and
+# two builds of the tests.  Prints the folder.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+UPSTREAM=$TOP/test/zdtm/upstream
+link=$BUILD/overlay-zdtm
+out=$link.$$
+rm -rf "$out" && mkdir -p "$out/lab/zdtm-upstream/lists"
+dest=$out/lab/zdtm-upstream
+
+bash "$TOP/lab/zdtm-runtime.sh" "$out" >&2 || die "the guest's Python runtime failed"
+tests=$BUILD/zdtm-upstream/stage
+bash "$TOP/lab/build-zdtm-upstream.sh" "$tests" >&2 || die "the ZDTM tests failed to build"
+glibc=$(bash "$TOP/lab/cet-glibc-overlay.sh") || die "no CET glibc overlay"
+cp -a "$glibc/opt" "$out/"
+cp "$tests/libgcc_s.so.1" "$out/opt/cet-glibc/lib/" || die "no SHSTK-marked libgcc_s.so.1"
+
+# pycriu as zdtm.py imports it (test/pycriu), with criu-cet's images
+criu_tree_lock cet
+build_pycriu "$BUILD/criu-cet/src"
+criu_tree_unlock
+for build in plain shstk; do
+	tree=$dest/$build/test
+	cp -a "$tests/$build" "$dest/$build"
+	rm -rf "$tree/pycriu" && cp -rL "$BUILD/criu-cet/src/lib/pycriu" "$tree/pycriu"
+	patch -d "$dest/$build" -p1 --quiet < "$UPSTREAM/zdtm.py-shstk-state.patch" ||
+		die "zdtm.py-shstk-state.patch does not apply to the $build tree"
+	cp "$UPSTREAM/shstk_state.py" "$tree/zdtm/"
+done
+cp "$UPSTREAM/zdtm_results.py" "$dest/"
+cp "$tests/build-failures.txt" "$dest/"
+# the sample on shadow stacks with criu-cet and stock 4.1.1, each test in
+# one flavour (lab/zdtm_plan.py)
+"$PY" "$TOP/lab/zdtm_plan.py" write --tree "$dest/plain/test" --tests "$UPSTREAM/sample.list" \
+	--runs shstk:criu-cet,shstk:stock --out "$dest" > /dev/null || die "no plan"
+publish_overlay "$link" "$out"
+say "zdtm overlay $(du -sh "$out" | cut -f1) -> $link" >&2
+echo "$link"

@@ -1,0 +1,270 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""CRIU's own ZDTM suite in the lab: the whole default set, criu-cet beside
+stock 4.1.1 and CRIU 4.2.1, plain and on shadow stacks, on both kernels
+(make zdtm).
+
+    zdtm_matrix.py --run [--kernels stock,patched] [--runs RUNS] [--tests LIST]
+                   [--chunk N] [--repeat K]
+    zdtm_matrix.py --report RESULTS.json...   tabulate runs already made
+
+The default set is what `zdtm.py run -a` selects from the tests built for
+the guest (lab/build-zdtm-upstream.sh), less test/zdtm/upstream/exclude.list
+(each exclusion with its reason).  The set is cut into chunks of --chunk
+tests; each chunk is one lab boot (suite zdtm-upstream) that runs every
+entry of RUNS on it, as many boots at once as the host has cores.  RUNS is
+BUILD:CRIU[:FLOW],... (builds plain, shstk; CRIUs criu-cet, stock,
+criu-4.2.1; flows pre2, page-server, lazy-pages, rpc).  --repeat K runs the
+whole set K times: a test passes a run only if it passed every time.
+
+It prints a row per test (PASS, FAIL and why, SKIP and why), the tests in
+which criu-cet and stock differ, and last, one line per kernel:
+
+    zdtm: <kernel> plain: criu-cet P/N stock Q/N; shstk: criu-cet R/N stock S/N criu-4.2.1 T/N; wall M min
+
+and exits non-zero when a target is missed: plain, criu-cet passes exactly
+the tests stock passes; on shadow stacks, every test that criu-cet passes
+plain or that stock or 4.2.1 pass on shadow stacks.
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+from compare import upstream_overlay
+from run import lab_to_json
+import zdtm_plan
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
+UPSTREAM = os.path.join(TOP, "test", "zdtm", "upstream")
+OUT = os.path.join(BUILD, "zdtm")
+DEFAULT_RUNS = "plain:criu-cet,plain:stock,shstk:criu-cet,shstk:stock,shstk:criu-4.2.1"
+FLOW_RUNS = ",".join(f"shstk:criu-cet:{f}" for f in ("pre2", "page-server", "lazy-pages", "rpc"))
+PREFIX = "zdtm."
+
+
+def overlay_folder():
+    p = subprocess.run(["bash", os.path.join(TOP, "lab", "zdtm-overlay.sh")], capture_output=True, text=True)
+    if p.returncode or not p.stdout.strip():
+        raise SystemExit(f"zdtm: the ZDTM overlay failed: {p.stderr.strip()[-1500:]}")
+    return p.stdout.strip().splitlines()[-1]
+
+
+def default_set(tree):
+    """What zdtm.py run -a would pick from this tree: zdtm.py list."""
+    p = subprocess.run(["/usr/bin/python3", "zdtm.py", "list"], cwd=tree, capture_output=True, text=True)
+    if p.returncode:
+        raise SystemExit(f"zdtm: zdtm.py list failed: {p.stderr.strip()[-1000:]}")
+    return [t for t in p.stdout.split() if t.startswith("zdtm/")]
+
+
+def build_failures(path):
+    """{(build, test): reason} from lab/build-zdtm-upstream.sh's list."""
+    failed = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                parts = line.split(None, 2)
+                if len(parts) >= 2:
+                    failed[(parts[0], parts[1])] = parts[2].strip() if len(parts) > 2 else "did not build"
+    return failed
+
+
+def chunks(tests, size):
+    return [tests[i:i + size] for i in range(0, len(tests), size)]
+
+
+def plan_overlay(name, tree, tests, runs):
+    """A folder whose plan and lists replace the ZDTM overlay's: one boot's share."""
+    folder = os.path.join(OUT, "plans", name)
+    shutil.rmtree(folder, ignore_errors=True)
+    zdtm_plan.write(tree, tests, runs, os.path.join(folder, "lab", "zdtm-upstream"), name)
+    return folder
+
+
+def boot(name, kernel, overlays, ntests, nruns):
+    # a C/R of a ZDTM test takes seconds of wall time in the lab; be generous
+    timeout = 600 + 60 * ntests * nruns
+    try:
+        return lab_to_json("zdtm", "zdtm-upstream", kernel, name=f"zdtm-{name}", overlay=overlays,
+                           timeout=timeout)
+    except SystemExit as e:
+        return {"stopped": str(e), "results": [], "wall": 0}
+
+
+def run_matrix(args):
+    overlay = overlay_folder()
+    tree = os.path.join(overlay, "lab", "zdtm-upstream", "plain", "test")
+    runs = args.runs.split(",")
+    extra = []
+    if any(r.split(":")[1] == "criu-4.2.1" for r in runs):
+        upstream, why = upstream_overlay()
+        if upstream:
+            extra.append(upstream)
+        else:
+            print(f"zdtm: CRIU 4.2.1 unavailable: {why}")
+            runs = [r for r in runs if r.split(":")[1] != "criu-4.2.1"]
+    excluded = zdtm_plan.read_exclusions(os.path.join(UPSTREAM, "exclude.list"))
+    tests = zdtm_plan.read_list(args.tests) if args.tests else default_set(tree)
+    tests = [t for t in tests if t not in excluded]
+    jobs = []
+    for rep in range(args.repeat):
+        for kernel in args.kernels.split(","):
+            for i, part in enumerate(chunks(tests, args.chunk)):
+                name = f"{kernel}-{rep}-{i}"
+                plan = plan_overlay(name, tree, part, runs)
+                jobs.append((name, kernel, [overlay, plan] + extra, len(part), len(runs)))
+    print(f"zdtm: {len(tests)} tests ({len(excluded)} excluded), {len(runs)} runs, "
+          f"{len(jobs)} boots, {os.cpu_count()} at a time", flush=True)
+    t0 = time.monotonic()
+    docs = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        futures = {pool.submit(boot, *job): job for job in jobs}
+        for fut in concurrent.futures.as_completed(futures):
+            name, kernel = futures[fut][:2]
+            doc = fut.result()
+            doc["kernel"], doc["boot_name"] = kernel, name
+            docs.append(doc)
+            print(f"zdtm: boot {name} done: {len(doc['results'])} results, "
+                  f"wall {doc.get('wall', 0) / 60:.1f} min{', stopped: ' + doc['stopped'] if doc.get('stopped') else ''}",
+                  flush=True)
+    wall = time.monotonic() - t0
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, "results.json"), "w") as f:
+        json.dump({"tests": tests, "runs": runs, "wall": wall, "excluded": excluded,
+                   "failures": {f"{b} {t}": r for (b, t), r in build_failures(
+                       os.path.join(overlay, "lab", "zdtm-upstream", "build-failures.txt")).items()},
+                   "boots": docs}, f, indent=1)
+    return report(os.path.join(OUT, "results.json"))
+
+
+def split_name(name):
+    """'zdtm.<label>.<test>' -> (label, test), the label one of the runs'."""
+    if not name.startswith(PREFIX):
+        return None
+    rest = name[len(PREFIX):]
+    label, dot, test = rest.partition(".zdtm/")
+    if not dot:
+        return None
+    return label, "zdtm/" + test
+
+
+def collect(doc):
+    """{(kernel, run, test): [(status, detail), ...]} over every boot."""
+    cells = {}
+    for b in doc["boots"]:
+        for r in b["results"]:
+            parts = split_name(r["name"])
+            run = parts and zdtm_plan.run_of(parts[0], doc["runs"])
+            if run:
+                cells.setdefault((b["kernel"], run, parts[1]), []).append(
+                    (r["status"], r.get("detail", "")))
+    return cells
+
+
+def verdict(results):
+    """One verdict of several tries: PASS only if every try passed."""
+    if not results:
+        return "none", "no result (the boot broke?)"
+    for status, detail in results:
+        if status == "FAIL":
+            tries = f" ({sum(s == 'PASS' for s, _ in results)}/{len(results)} passed)" if len(results) > 1 else ""
+            return "FAIL", detail + tries
+    if all(s == "SKIP" for s, _ in results):
+        return "SKIP", results[0][1]
+    return "PASS", ""
+
+
+def report(path, out=sys.stdout):
+    with open(path) as f:
+        doc = json.load(f)
+    cells = {k: verdict(v) for k, v in collect(doc).items()}
+    kernels = sorted({b["kernel"] for b in doc["boots"]}, key=lambda k: k != "stock")
+    runs, tests = doc["runs"], doc["tests"]
+    short = {"PASS": "ok", "FAIL": "FAIL", "SKIP": "skip", "none": "none"}
+    print("zdtm: " + "test".ljust(44) + " ".join(f"{k[:3]}:{r}".ljust(22) for k in kernels for r in runs), file=out)
+    for t in tests:
+        row = [short[cells.get((k, r, t), ("none", ""))[0]].ljust(22) for k in kernels for r in runs]
+        print("zdtm: " + t.ljust(44) + " ".join(row), file=out)
+    print("zdtm: why, for every test that did not pass:", file=out)
+    for t in tests:
+        for k in kernels:
+            for r in runs:
+                status, why = cells.get((k, r, t), ("none", "no result"))
+                if status != "PASS":
+                    print(f"zdtm:   {t} {k} {r}: {status} {why}", file=out)
+    missed = targets(cells, kernels, runs, tests, out)
+    for k in kernels:
+        print(summary_line(cells, k, runs, tests, doc.get("wall", 0)), file=out)
+    broken = [b["boot_name"] for b in doc["boots"] if b.get("stopped")]
+    if broken:
+        print(f"zdtm: boots that did not finish: {' '.join(broken)}", file=out)
+    return 1 if missed or broken else 0
+
+
+def passes(cells, kernel, run, tests):
+    return {t for t in tests if cells.get((kernel, run, t), ("none",))[0] == "PASS"}
+
+
+def targets(cells, kernels, runs, tests, out):
+    """Print every missed target; the number missed."""
+    missed = 0
+    for k in kernels:
+        want = {}
+        if "plain:criu-cet" in runs and "plain:stock" in runs:
+            cet, stock = passes(cells, k, "plain:criu-cet", tests), passes(cells, k, "plain:stock", tests)
+            for t in sorted(stock ^ cet):
+                print(f"zdtm: TARGET {k} plain: {t} passes with {'stock only' if t in stock else 'criu-cet only'}",
+                      file=out)
+                missed += 1
+        if "shstk:criu-cet" in runs:
+            for other in ("plain:criu-cet", "shstk:stock", "shstk:criu-4.2.1"):
+                if other in runs:
+                    for t in passes(cells, k, other, tests):
+                        want.setdefault(t, []).append(other)
+            ours = passes(cells, k, "shstk:criu-cet", tests)
+            for t in sorted(set(want) - ours):
+                print(f"zdtm: TARGET {k} shstk: {t} fails with criu-cet, passes with {', '.join(want[t])}",
+                      file=out)
+                missed += 1
+    return missed
+
+
+def summary_line(cells, kernel, runs, tests, wall):
+    n = len(tests)
+
+    def score(run):
+        return f"{len(passes(cells, kernel, run, tests))}/{n}" if run in runs else "-"
+    return (f"zdtm: {kernel} plain: criu-cet {score('plain:criu-cet')} stock {score('plain:stock')}; "
+            f"shstk: criu-cet {score('shstk:criu-cet')} stock {score('shstk:stock')} "
+            f"criu-4.2.1 {score('shstk:criu-4.2.1')}; wall {wall / 60:.0f} min")
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--run", action="store_true", help="boot the lab and run the matrix")
+    ap.add_argument("--report", nargs="*", help="results.json of an earlier run")
+    ap.add_argument("--kernels", default="stock,patched")
+    ap.add_argument("--runs", default=DEFAULT_RUNS, help=f"default {DEFAULT_RUNS}; flows: {FLOW_RUNS}")
+    ap.add_argument("--flows", action="store_true", help="the shadow-stack flows instead: " + FLOW_RUNS)
+    ap.add_argument("--tests", help="a list file instead of the whole default set")
+    ap.add_argument("--chunk", type=int, default=40, help="tests a boot")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of the whole set (a test must pass each)")
+    args = ap.parse_args(argv)
+    if args.flows:
+        args.runs = FLOW_RUNS
+    if args.run:
+        return run_matrix(args)
+    if args.report:
+        return max(report(p) for p in args.report)
+    ap.error("give --run or --report")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

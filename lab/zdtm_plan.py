@@ -1,0 +1,123 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Which CRIU ZDTM tests a lab boot runs, in which zdtm.py flavour, with
+which CRIU: the lists and the plan of the guest suite zdtm-upstream.
+
+    zdtm_plan.py write --tree TEST_TREE --tests LIST --runs RUNS --out DIR [--name NAME]
+
+writes DIR/lists/NAME.<flavour> (one test a line) and DIR/plan (one line a
+run and flavour: "LABEL BUILD CRIU NAME.<flavour> -f <flavour>"), where
+RUNS is a comma-separated list of BUILD:CRIU[:FLOW] (shstk:criu-cet,
+shstk:stock, plain:criu-cet, shstk:criu-4.2.1, shstk:criu-cet:pre2, ...;
+FLOWS names zdtm.py's flows).
+
+A test runs in one flavour: ns where its .desc allows it (zdtm.py compares
+fds, maps and mounts only there), else h, else uns, as the .desc lists them.
+"""
+
+import argparse
+import ast
+import os
+import sys
+
+FLAVOUR_ORDER = ("ns", "h", "uns")
+# zdtm.py's own migration and RPC flows, by the name a run gives them
+FLOWS = {"pre2": "--pre 2", "page-server": "--page-server", "lazy-pages": "--lazy-pages",
+         "rpc": "--rpc", "snaps": "--snaps --pre 2"}
+CRIU_PATHS = {"criu-cet": "/lab/criu-cet/criu", "stock": "/lab/criu-stock/criu",
+              "criu-4.2.1": "/lab/criu-4.2.1/criu"}
+
+
+def read_list(path):
+    """Tests of a list file: one a line, '#' comments."""
+    with open(path) as f:
+        return [line.split("#", 1)[0].strip() for line in f if line.split("#", 1)[0].strip()]
+
+
+def read_exclusions(path):
+    """{test: reason} of an exclusion file: 'TEST  REASON' a line."""
+    excl = {}
+    with open(path) as f:
+        for line in f:
+            if line.strip() and not line.lstrip().startswith("#"):
+                test, _, reason = line.strip().partition(" ")
+                excl[test] = reason.strip()
+    return excl
+
+
+def desc_of(tree, test):
+    """A test's .desc as zdtm.py reads it (a Python dict literal), or {}."""
+    try:
+        with open(os.path.join(tree, test + ".desc")) as f:
+            return ast.literal_eval(f.read())
+    except (OSError, ValueError, SyntaxError):
+        return {}
+
+
+def flavour_of(tree, test):
+    allowed = desc_of(tree, test).get("flavor", "h ns uns").split()
+    for f in FLAVOUR_ORDER:
+        if f in allowed:
+            return f
+    return allowed[0] if allowed else "h"
+
+
+def by_flavour(tree, tests):
+    """{flavour: [tests]} in the order of FLAVOUR_ORDER, the tests kept in order."""
+    groups = {}
+    for t in tests:
+        groups.setdefault(flavour_of(tree, t), []).append(t)
+    return {f: groups[f] for f in sorted(groups, key=lambda f: FLAVOUR_ORDER.index(f)
+                                         if f in FLAVOUR_ORDER else 9)}
+
+
+def label_of(run, flavour):
+    """The label of a run (BUILD:CRIU[:FLOW]) in one flavour, as verdict
+    lines name it: 'shstk.criu-cet.pre2.ns'."""
+    return run.replace(":", ".") + "." + flavour
+
+
+def run_of(label, runs):
+    """The run of runs a label belongs to, or None."""
+    for run in runs:
+        prefix = run.replace(":", ".") + "."
+        if label.startswith(prefix) and "." not in label[len(prefix):]:
+            return run
+    return None
+
+
+def write(tree, tests, runs, out, name):
+    os.makedirs(os.path.join(out, "lists"), exist_ok=True)
+    plan = []
+    groups = by_flavour(tree, tests)
+    for flavour, group in groups.items():
+        with open(os.path.join(out, "lists", f"{name}.{flavour}"), "w") as f:
+            f.write("".join(t + "\n" for t in group))
+    for run in runs:
+        build, criu, *flow = run.split(":")
+        opts = " ".join(FLOWS[f] for f in flow)
+        for flavour in groups:
+            plan.append(f"{label_of(run, flavour)} {build} {CRIU_PATHS[criu]} {name}.{flavour} "
+                        f"-f {flavour} {opts}".rstrip())
+    with open(os.path.join(out, "plan"), "w") as f:
+        f.write("".join(line + "\n" for line in plan))
+    return plan
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    w = sub.add_parser("write")
+    w.add_argument("--tree", required=True, help="a staged ZDTM test/ tree")
+    w.add_argument("--tests", required=True, help="a list file")
+    w.add_argument("--runs", required=True, help="BUILD:CRIU,...")
+    w.add_argument("--out", required=True)
+    w.add_argument("--name", default="sample")
+    args = ap.parse_args(argv)
+    for line in write(args.tree, read_list(args.tests), args.runs.split(","), args.out, args.name):
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,169 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The shadow-stack state of a ZDTM test, compared before the dump and after
+the restore: what zdtm.py's own checks (fds, maps, mounts) do not look at.
+
+zdtm.py (patched by zdtm.py-shstk-state.patch) calls snapshot(test) where it
+takes its visible state and compare(before, snapshot(test)) where it checks
+it.  A restore that loses any of these fails the test:
+
+  - every thread's x86_Thread_features and x86_Thread_features_locked
+    (/proc status: shadow stack and WRSS on, and their locks);
+  - every process's shadow-stack mappings (VmFlags "ss" in smaps): their
+    ranges, so an extra stack left behind or one missing is seen;
+  - the SSP of every thread with a shadow stack that sleeps in a system
+    call at both points (read through ptrace by the guest's shstk_ssp):
+    a sleeping thread of a static test returns to the same call site, so
+    its SSP must be the same; a running one has no stable SSP.
+
+Processes and threads are named by their pid in the test's own pid
+namespace (the last NSpid field): zdtm.py's ns flavour restores those, not
+the host's.  Transition tests change their task tree while they run, so
+only their first process's main thread is compared.
+"""
+
+import os
+import subprocess
+
+SSP_TOOL = os.environ.get("ZDTM_SHSTK_SSP", "shstk_ssp")
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _status_fields(text):
+    fields = {}
+    for line in (text or "").splitlines():
+        key, _, value = line.partition(":")
+        fields[key] = value.strip()
+    return fields
+
+
+def _ns_id(fields):
+    return int(fields["NSpid"].split()[-1])
+
+
+def _ss_ranges(pid):
+    """The ranges of the process's shadow-stack mappings."""
+    ranges, current = [], None
+    for line in (_read(f"/proc/{pid}/smaps") or "").splitlines():
+        head = line.split()[0] if line else ""
+        if "-" in head and not head.endswith(":"):
+            current = head
+        elif line.startswith("VmFlags:") and "ss" in line.split()[1:]:
+            ranges.append(current)
+    return sorted(ranges)
+
+
+def _children(pid):
+    kids = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        kids += (_read(f"/proc/{pid}/task/{tid}/children") or "").split()
+    return kids
+
+
+def _tree(root):
+    """Host pids of root and its descendants."""
+    seen, todo = [], [str(root)]
+    while todo:
+        pid = todo.pop(0)
+        if pid in seen or not os.path.isdir(f"/proc/{pid}"):
+            continue
+        seen.append(pid)
+        try:
+            todo += _children(pid)
+        except OSError:
+            pass
+    return seen
+
+
+def _threads(pid):
+    """{ns tid: (host tid, features, locked, state)} of one process."""
+    threads = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        fields = _status_fields(_read(f"/proc/{pid}/task/{tid}/status"))
+        if "NSpid" not in fields:
+            continue        # gone meanwhile
+        state = fields.get("State", "?").split()[0]
+        threads[_ns_id(fields)] = (tid, fields.get("x86_Thread_features", "n/a"),
+                                   fields.get("x86_Thread_features_locked", "n/a"), state)
+    return threads
+
+
+def _ssp(tids):
+    """{host tid: SSP} for the threads that have one."""
+    if not tids:
+        return {}
+    try:
+        out = subprocess.run([SSP_TOOL] + tids, capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    ssp = {}
+    for line in out.splitlines():
+        tid, _, value = line.partition(" ")
+        if value.startswith("0x"):
+            ssp[tid] = value
+    return ssp
+
+
+def snapshot(test):
+    """The shadow-stack state of the test's task tree, or None when the
+    test has no process to look at."""
+    try:
+        root = int(test.getpid())
+    except (TypeError, ValueError, OSError):
+        return None
+    static = getattr(test, "static", lambda: False)()
+    procs = {}
+    for pid in _tree(root) if static else [str(root)]:
+        fields = _status_fields(_read(f"/proc/{pid}/status"))
+        if "NSpid" not in fields:
+            continue
+        threads = _threads(pid)
+        if not static:
+            threads = {t: v for t, v in threads.items() if t == _ns_id(fields)}
+        procs[_ns_id(fields)] = {"threads": threads, "ss": _ss_ranges(pid) if static else None}
+    sleeping = [v[0] for p in procs.values() for v in p["threads"].values()
+                if static and "shstk" in v[1].split() and v[3] == "S"]
+    ssp = _ssp(sleeping)
+    for p in procs.values():
+        p["ssp"] = {t: ssp.get(v[0]) for t, v in p["threads"].items()}
+    return procs
+
+
+def compare(before, after):
+    """What differs, one line a difference ([] when equal)."""
+    if before is None or after is None:
+        return []
+    diffs = []
+    for pid in sorted(set(before) | set(after)):
+        if pid not in after or pid not in before:
+            diffs.append(f"process {pid}: {'gone' if pid not in after else 'new'} after restore")
+            continue
+        old, new = before[pid], after[pid]
+        if old["ss"] != new["ss"]:
+            diffs.append(f"process {pid}: ss mappings {len(old['ss'])} -> {len(new['ss'])} "
+                         f"(lost {sorted(set(old['ss']) - set(new['ss']))}, "
+                         f"new {sorted(set(new['ss']) - set(old['ss']))})")
+        for tid in sorted(set(old["threads"]) & set(new["threads"])):
+            _, feat0, lock0, _ = old["threads"][tid]
+            _, feat1, lock1, _ = new["threads"][tid]
+            if feat0 != feat1:
+                diffs.append(f"thread {tid}: features '{feat0}' -> '{feat1}'")
+            if lock0 != lock1:
+                diffs.append(f"thread {tid}: locked '{lock0}' -> '{lock1}'")
+            ssp0, ssp1 = old["ssp"].get(tid), new["ssp"].get(tid)
+            if ssp0 and ssp1 and ssp0 != ssp1:
+                diffs.append(f"thread {tid}: SSP {ssp0} -> {ssp1}")
+    return diffs
+
+
+def shadow_stacks_in_use(state):
+    """How many threads of the snapshot run on a shadow stack (for the
+    report: a shstk run whose tests had none has tested nothing)."""
+    return sum(1 for p in (state or {}).values() for v in p["threads"].values()
+               if "shstk" in v[1].split())

@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: GPL-2.0
+"""One verdict line a test from what CRIU's zdtm.py printed.
+
+    zdtm_results.py LABEL ZDTM_OUTPUT [TEST_LIST]
+
+reads zdtm.py's standard output (a `run -F TEST_LIST --keep-going` run)
+and prints, for each test, a lab protocol line
+
+    @@LAB PASS|FAIL|SKIP zdtm.LABEL.<test> <why> shstk=<threads>
+
+<why> is, for a failure, the first thing that names the cause: the test's
+own FAIL/ERR line, the first error CRIU logged, the shadow-stack check's
+first difference, or the step zdtm.py failed at; for a skip, zdtm.py's
+reason.  shstk= is how many threads of the test ran on a shadow stack when
+zdtm.py took its state before the dump (zdtm.py-shstk-state.patch prints
+it).  A test of TEST_LIST that zdtm.py never reported fails with "no
+verdict": nothing is skipped silently.  The last line is a summary:
+
+    @@LAB INFO zdtm.LABEL passed=P failed=F skipped=S total=N
+"""
+
+import re
+import sys
+
+RUN = re.compile(r"^=== Run \d+/\d+ [=-]* (\S+)")
+SKIP = re.compile(r"^Skipping (\S+) \((.*)\)$")
+VERDICT = re.compile(r"^[=#]+ Test (\S+) (PASS|FAIL)(?: at (.*?))? [=#]+$")
+TEST_FAIL = re.compile(r"^(?:.*\s)?(FAIL|ERR): (.*)$")
+CRIU_ERROR = re.compile(r"Error \((\S+)\): (.*?)['\"]?$")
+SHSTK_COUNT = re.compile(r"^shstk-state: (\d+) thread")
+SHSTK_DIFF = re.compile(r"^shstk-state: (?!\d+ thread)(.*)$")
+
+
+def clean(text, width=200):
+    """One line of plain text, as the protocol wants it."""
+    return re.sub(r"[^ -~]", "?", " ".join(text.split()))[:width]
+
+
+def why_failed(lines, step):
+    """The first line that says why, by the order of the docstring."""
+    for pattern, fmt in ((TEST_FAIL, "test: {}"), (CRIU_ERROR, "criu {}: {}"),
+                         (SHSTK_DIFF, "shadow stack: {}")):
+        for line in lines:
+            m = pattern.search(line)
+            if m:
+                if pattern is TEST_FAIL:
+                    return fmt.format(f"{m.group(1)}: {m.group(2)}")
+                return fmt.format(*m.groups())
+    return f"zdtm.py: FAIL at {step}" if step else "zdtm.py: failed"
+
+
+def parse(text):
+    """{test: (status, why, shstk threads or None)} in the order seen.
+    A test's block runs from its progress line to the next one: zdtm.py
+    prints the test's own output after the FAIL verdict."""
+    results, blocks, current = {}, {}, None
+    for line in text.splitlines():
+        m = RUN.match(line)
+        if m:
+            current = m.group(1)
+            blocks.setdefault(current, [])
+            continue
+        m = SKIP.match(line)
+        if m:
+            results[m.group(1)] = ("SKIP", m.group(2), None)
+        elif current:
+            blocks[current].append(line)
+    for test, lines in blocks.items():
+        shstk, verdict = None, None
+        for line in lines:
+            m = SHSTK_COUNT.match(line)
+            if m:
+                shstk = int(m.group(1))
+            m = VERDICT.match(line)
+            if m and m.group(1) == test and verdict is None:
+                verdict = m.groups()[1:]
+        if verdict is None:
+            results[test] = ("FAIL", "no verdict: zdtm.py printed none for it", shstk)
+        elif verdict[0] == "PASS":
+            results[test] = ("PASS", "", shstk)
+        else:
+            results[test] = ("FAIL", why_failed(lines, verdict[1]), shstk)
+    return results
+
+
+def main(argv):
+    if len(argv) < 2:
+        sys.stderr.write(__doc__)
+        return 2
+    label, output = argv[0], argv[1]
+    with open(output, errors="replace") as f:
+        results = parse(f.read())
+    tests = list(results)
+    if len(argv) > 2:
+        with open(argv[2]) as f:
+            tests = [t.strip() for t in f if t.strip() and not t.startswith("#")]
+    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+    for test in tests:
+        status, why, shstk = results.get(test, ("FAIL", "no verdict: zdtm.py never ran it", None))
+        counts[status] += 1
+        detail = " ".join(w for w in (clean(why), f"shstk={shstk}" if shstk is not None else "") if w)
+        print(f"@@LAB {status} zdtm.{label}.{test} {detail}".rstrip())
+    print(f"@@LAB INFO zdtm.{label} passed={counts['PASS']} failed={counts['FAIL']} "
+          f"skipped={counts['SKIP']} total={len(tests)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,112 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Host-only: the pieces around CRIU's zdtm.py in the lab.  zdtm_results.py
+reads zdtm.py's own output (the lines below are in the formats zdtm.py 4.1.1
+prints: print_sep, its progress line, grep_errors' bytes repr, a test's
+FAIL line); zdtm_plan.py puts each test in one flavour and names the runs;
+zdtm_matrix.py judges the targets."""
+
+import os
+import subprocess
+import sys
+
+from conftest import TOP
+
+sys.path.insert(0, os.path.join(TOP, "test", "zdtm", "upstream"))
+import zdtm_results  # noqa: E402
+import zdtm_plan  # noqa: E402
+import zdtm_matrix  # noqa: E402
+
+OUTPUT = """\
+=== Run 1/4 ====---------------- zdtm/static/env00
+========================== Run zdtm/static/env00 in ns =========================
+Start test
+shstk-state: 1 thread(s) on a shadow stack
+Run criu dump
+Run criu restore
+=========================== Test zdtm/static/env00 PASS ==========================
+=== Run 2/4 ========------------ zdtm/static/maps02
+========================== Run zdtm/static/maps02 in ns ========================
+shstk-state: 1 thread(s) on a shadow stack
+########################## Test zdtm/static/maps02 FAIL at maps compare ###########
+Test output: ================================
+12:00:01.123:    34: FAIL: maps02.c:88: Madvs are changed (errno = 0 (Success))
+ <<< ================================
+Skipping zdtm/static/rtc (no rtc feature)
+=== Run 4/4 ================ zdtm/transition/file_aio
+shstk-state: 1 thread(s) on a shadow stack
+=[log]=> dump/zdtm/transition/file_aio/55/1/restore.log
+------------------------ grep Error ------------------------
+b'(00.512345) Error (criu/pie/cet-restorer.c:330): cet: the kernel put the shadow stack at top 0x7f, not 0x7f+0x1000'
+########### Test zdtm/transition/file_aio FAIL at CRIU restore ###########
+=== Run 5/5 ================ zdtm/static/pthread00
+shstk-state: 3 thread(s) on a shadow stack
+shstk-state: thread 12: locked 'shstk wrss' -> 'shstk'
+############# Test zdtm/static/pthread00 FAIL at shadow stack compare ##############
+"""
+
+
+def test_results_one_verdict_a_test():
+    r = zdtm_results.parse(OUTPUT)
+    assert r["zdtm/static/env00"] == ("PASS", "", 1)
+    assert r["zdtm/static/maps02"][0] == "FAIL"
+    assert r["zdtm/static/maps02"][1].startswith("test: FAIL: maps02.c:88: Madvs are changed")
+    assert r["zdtm/static/rtc"] == ("SKIP", "no rtc feature", None)
+    status, why, shstk = r["zdtm/transition/file_aio"]
+    assert status == "FAIL" and why.startswith("criu criu/pie/cet-restorer.c:330: cet: the kernel put")
+    assert why.endswith("0x7f+0x1000"), why
+    assert r["zdtm/static/pthread00"] == ("FAIL", "shadow stack: thread 12: locked 'shstk wrss' -> 'shstk'", 3)
+
+
+def test_results_lines_and_no_verdict(tmp_path):
+    out, tests = tmp_path / "out", tmp_path / "list"
+    out.write_text(OUTPUT)
+    tests.write_text("zdtm/static/env00\nzdtm/static/maps02\nzdtm/static/never\n")
+    p = subprocess.run([sys.executable, os.path.join(TOP, "test", "zdtm", "upstream", "zdtm_results.py"),
+                        "shstk.criu-cet.ns", str(out), str(tests)], capture_output=True, text=True, check=True)
+    lines = p.stdout.splitlines()
+    assert lines[0] == "@@LAB PASS zdtm.shstk.criu-cet.ns.zdtm/static/env00 shstk=1"
+    assert lines[1].startswith("@@LAB FAIL zdtm.shstk.criu-cet.ns.zdtm/static/maps02 test: FAIL:")
+    assert lines[2] == "@@LAB FAIL zdtm.shstk.criu-cet.ns.zdtm/static/never no verdict: zdtm.py never ran it"
+    assert lines[3] == "@@LAB INFO zdtm.shstk.criu-cet.ns passed=1 failed=2 skipped=0 total=3"
+
+
+def test_plan_flavours_and_labels(tmp_path):
+    tree = tmp_path / "test"
+    for name, desc in (("a", None), ("b", "{'flavor': 'h'}"), ("c", "{'flavor': 'ns uns', 'flags': 'suid'}"),
+                       ("d", "# a comment\n{'flavor': 'uns'}")):
+        os.makedirs(tree / "zdtm" / "static", exist_ok=True)
+        if desc:
+            (tree / "zdtm" / "static" / f"{name}.desc").write_text(desc)
+    tests = [f"zdtm/static/{n}" for n in "abcd"]
+    plan = zdtm_plan.write(str(tree), tests, ["shstk:criu-cet", "shstk:criu-4.2.1:pre2"], str(tmp_path / "o"), "s")
+    assert (tmp_path / "o" / "lists" / "s.ns").read_text() == "zdtm/static/a\nzdtm/static/c\n"
+    assert (tmp_path / "o" / "lists" / "s.h").read_text() == "zdtm/static/b\n"
+    assert (tmp_path / "o" / "lists" / "s.uns").read_text() == "zdtm/static/d\n"
+    assert plan[0] == "shstk.criu-cet.ns shstk /lab/criu-cet/criu s.ns -f ns"
+    assert "shstk.criu-4.2.1.pre2.h shstk /lab/criu-4.2.1/criu s.h -f h --pre 2" in plan
+    runs = ["shstk:criu-4.2.1", "shstk:criu-4.2.1:pre2"]
+    assert zdtm_plan.run_of("shstk.criu-4.2.1.pre2.ns", runs) == "shstk:criu-4.2.1:pre2"
+    assert zdtm_plan.run_of("shstk.criu-4.2.1.ns", runs) == "shstk:criu-4.2.1"
+
+
+def test_matrix_targets():
+    tests = ["zdtm/static/a", "zdtm/static/b", "zdtm/static/c"]
+    cells = {("stock", "plain:criu-cet", "zdtm/static/a"): ("PASS", ""),
+             ("stock", "plain:stock", "zdtm/static/a"): ("PASS", ""),
+             ("stock", "plain:stock", "zdtm/static/b"): ("PASS", ""),
+             ("stock", "shstk:stock", "zdtm/static/c"): ("PASS", ""),
+             ("stock", "shstk:criu-cet", "zdtm/static/a"): ("PASS", "")}
+    runs = ["plain:criu-cet", "plain:stock", "shstk:criu-cet", "shstk:stock"]
+    lines = []
+
+    class Out:
+        def write(self, s):
+            lines.append(s)
+    # b: plain stock only; c: shstk stock passes, criu-cet does not
+    assert zdtm_matrix.targets(cells, ["stock"], runs, tests, Out()) == 2
+    text = "".join(lines)
+    assert "zdtm/static/b passes with stock only" in text
+    assert "zdtm/static/c fails with criu-cet, passes with shstk:stock" in text
+    assert zdtm_matrix.summary_line(cells, "stock", runs, tests, 120) == \
+        "zdtm: stock plain: criu-cet 1/3 stock 2/3; shstk: criu-cet 1/3 stock 1/3 criu-4.2.1 -; wall 2 min"
+    assert zdtm_matrix.verdict([("PASS", ""), ("FAIL", "x")]) == ("FAIL", "x (1/2 passed)")
