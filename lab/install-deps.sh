@@ -19,6 +19,10 @@ PACKAGES=(
 	bochsbios vgabios isolinux syslinux-common xorriso busybox-static
 	# the CET glibc (lab/build-glibc.sh): its configure and scripts want GNU awk
 	gawk
+	# zdtm.py in the guest (lab/zdtm-runtime.sh): Debian's python3.11 and the
+	# tools busybox lacks (bash, tar, coreutils, util-linux and libc-bin's
+	# ldd are Essential)
+	python3.11 make iproute2 mount
 	# tests
 	python3-pytest
 )

@@ -9,8 +9,8 @@
 #   /lab/zdtm-upstream/plain/test the base CRIU's test/ tree, ZDTM tests as
 #                                 they are (lab/build-zdtm-upstream.sh)
 #   /lab/zdtm-upstream/shstk/test the same tests built as shadow-stack tests
-#   both with zdtm.py-shstk-state.patch applied and zdtm/shstk_state.py
-#   (test/zdtm/upstream/), pycriu generated from criu-cet's images,
+#   both with test/zdtm/upstream/zdtm.py-*.patch applied (the shadow-stack
+#   check, zdtm/shstk_state.py; a test's own ELF loader in the ns root), pycriu generated from criu-cet's images,
 #   /lab/zdtm-upstream/lists/     the make test sample by flavour, and plan: what
 #                                 the suite runs (the sample on shadow stacks
 #                                 with criu-cet and stock 4.1.1; lab/zdtm_plan.py)
@@ -22,15 +22,23 @@ set -euo pipefail
 UPSTREAM=$TOP/test/zdtm/upstream
 link=$BUILD/overlay-zdtm
 out=$link.$$
-rm -rf "$out" && mkdir -p "$out/lab/zdtm-upstream/lists"
 dest=$out/lab/zdtm-upstream
-
+rm -rf "$out"
 bash "$TOP/lab/zdtm-runtime.sh" "$out" >&2 || die "the guest's Python runtime failed"
+mkdir -p "$dest/lists"
 tests=$BUILD/zdtm-upstream/stage
 bash "$TOP/lab/build-zdtm-upstream.sh" "$tests" >&2 || die "the ZDTM tests failed to build"
 glibc=$(bash "$TOP/lab/cet-glibc-overlay.sh") || die "no CET glibc overlay"
 cp -a "$glibc/opt" "$out/"
 cp "$tests/libgcc_s.so.1" "$out/opt/cet-glibc/lib/" || die "no SHSTK-marked libgcc_s.so.1"
+# the Debian libraries plain tests load beyond glibc (libaio, libcap,
+# libgcc_s, libnl: runtime-needs.txt), where the guest has none yet
+awk '$1 == "plain" { for (i = 3; i <= NF; i++) print $i }' "$tests/runtime-needs.txt" | sort -u |
+	while read -r t; do
+		shared_libs "$tests/plain/test/$t" | while read -r lib; do
+			[ -e "$out$lib" ] || { mkdir -p "$out$(dirname "$lib")" && cp -L "$lib" "$out$lib"; }
+		done
+	done
 
 # pycriu as zdtm.py imports it (test/pycriu), with criu-cet's images
 criu_tree_lock cet
@@ -40,8 +48,9 @@ for build in plain shstk; do
 	tree=$dest/$build/test
 	cp -a "$tests/$build" "$dest/$build"
 	rm -rf "$tree/pycriu" && cp -rL "$BUILD/criu-cet/src/lib/pycriu" "$tree/pycriu"
-	patch -d "$dest/$build" -p1 --quiet < "$UPSTREAM/zdtm.py-shstk-state.patch" ||
-		die "zdtm.py-shstk-state.patch does not apply to the $build tree"
+	for p in "$UPSTREAM"/zdtm.py-*.patch; do
+		patch -d "$dest/$build" -p1 --quiet < "$p" || die "$(basename "$p") does not apply to the $build tree"
+	done
 	cp "$UPSTREAM/shstk_state.py" "$tree/zdtm/"
 done
 cp "$UPSTREAM/zdtm_results.py" "$dest/"

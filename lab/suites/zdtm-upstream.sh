@@ -22,8 +22,12 @@ if [ ! -f "$plan" ]; then
 	lab_skip zdtm.upstream "no ZDTM overlay in this guest (lab/zdtm-overlay.sh)"
 	return 0
 fi
-# zdtm.py, make and the Debian tools the overlay brings
+# zdtm.py, make and the Debian tools the overlay brings (lab/zdtm-runtime.sh)
+# before busybox's: zdtm.py and CRIU want util-linux's mount, iproute2's
+# ip, GNU tar.  busybox sh runs its own applets before PATH, so make gets
+# bash for its recipes (Makefile.inc's rm --one-file-system).
 export PATH=/lab/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export MAKEFLAGS="SHELL=/usr/bin/bash PKG_CONFIG=false"
 
 # zdtm_probe: the shadow-stack build really runs on glibc's locked shadow
 # stacks here (or every shstk verdict below would be about nothing)
