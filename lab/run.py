@@ -188,7 +188,7 @@ def append_overlays(initrd, overlays, workdir):
                                   input=files, check=True, capture_output=True).stdout
             # the kernel skips zeros between archives; it wants each to start aligned
             f.write(b"\0" * (-f.tell() % 512))
-            f.write(gzip.compress(cpio))
+            f.write(gzip.compress(cpio, compresslevel=6))   # as mkinitramfs; 9 is 5x slower for 0.5% less
     return out
 
 

@@ -17,19 +17,11 @@
 # host (python3 -v) to learn which modules they import.  pycriu and the
 # ZDTM tests themselves are not staged: they are part of the test tree.
 #
-# In the guest, run zdtm.py as
-#   PATH=/usr/sbin:/usr/bin:/lab/bin:/bin:/sbin \
-#   MAKEFLAGS='SHELL=/usr/bin/bash PKG_CONFIG=false' python3 zdtm.py ...
-# PATH: the guest's own puts busybox (/bin) first, whose mount, ip, rm and
-# tar are the incompatible ones below, and lacks /usr/sbin.  MAKEFLAGS: make
-# runs recipes with /bin/sh, and Debian's busybox-static ash runs its own
-# applets before any PATH lookup, so Makefile.inc's 'rm -f --one-file-system'
-# (the T.cleanout zdtm.py makes before every test) would be busybox's rm
-# whatever PATH says; a SHELL= in MAKEFLAGS is a command-line variable for
-# every make zdtm.py starts (PKG_CONFIG=false: the Makefiles' libbpf check
-# without a "pkg-config: not found" in every test's output).  zdtm.py's own
-# commands and CRIU's (execvp) follow PATH; CRIU's iptables runs through
-# sh -c, but busybox has no iptables applet.
+# In the guest, zdtm.py runs with /usr/sbin and /usr/bin before busybox's
+# /bin (whose mount, ip, rm and tar are the incompatible ones below) and
+# with make variables in MAKEFLAGS: lab/suites/zdtm-upstream.sh says which
+# and why.  zdtm.py's own commands and CRIU's (execvp) follow PATH; CRIU's
+# iptables runs through sh -c, but busybox has no iptables applet.
 #
 # command (who runs it)                              provider
 # python3 (zdtm.py's '#!/usr/bin/env python3';       python3.11 (+ python3-yaml,

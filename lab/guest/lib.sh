@@ -94,3 +94,24 @@ death_cases() {
 	mm kill-at=Dumping mm (pid
 	CASES
 }
+
+# in_tmpfs_root ROOT FLAG SUITE: run SUITE again (FLAG=1 in its environment)
+# in a mount namespace of its own whose root is a tmpfs at ROOT moved over
+# rootfs, switch_root style, with the guest's own folders bound in: the
+# layout of a system booted from a disk.  pivot_root, which runc, CRIU and
+# zdtm.py's ns flavour use, is refused while the caller's root is the
+# initramfs itself.  (A plain chroot into a tmpfs is not enough: CRIU then
+# finds a container's root at ROOT of its mount namespace, not at /.)
+in_tmpfs_root() {
+	local root=$1 flag=$2 suite=$3 d
+	mkdir -p "$root" && mount -t tmpfs -o mode=0755 tmpfs-root "$root" || return 1
+	for d in bin sbin usr lib lib64 lab etc opt; do
+		[ -d /$d ] || continue
+		mkdir -p "$root/$d" && mount -o bind /$d "$root/$d"
+	done
+	for d in proc sys dev tmp run; do
+		mkdir -p "$root/$d" && mount -o rbind /$d "$root/$d"
+	done
+	env "$flag=1" unshare -m /bin/sh -c \
+		"cd $root && mount --move . / && exec chroot . /bin/sh -c '. /lab/lib.sh; . /lab/suites/$suite.sh'"
+}

@@ -7,12 +7,8 @@
 # the other CRIU, a checkpoint that fails, one with --leave-running.
 #
 # runc and CRIU both pivot_root into the container's root, which the kernel
-# refuses while the caller's root is the initramfs (rootfs).  The suite
-# therefore runs in a mount namespace of its own whose root is a tmpfs moved
-# over rootfs, switch_root style (the guest's own folders bound in): the
-# layout of a system booted from a disk.  (A plain chroot into a tmpfs is not
-# enough: CRIU then finds the container's root at /ctr of its mount
-# namespace, not at /, and refuses the dump.)
+# refuses while the caller's root is the initramfs (rootfs): the suite runs
+# in a tmpfs root (in_tmpfs_root, lib.sh).
 RUNC=/lab/runc/runc
 CTR_ROOT=/ctr
 CTR_MODE="shstk wrss lock"
@@ -25,14 +21,6 @@ if [ -z "${RUNC_CHROOTED:-}" ]; then
 	mkdir -p /sys/fs/cgroup
 	grep -q ' /sys/fs/cgroup cgroup2 ' /proc/mounts || mount -t cgroup2 cgroup2 /sys/fs/cgroup ||
 		{ lab_fail runc.setup "cannot mount cgroup2 on /sys/fs/cgroup"; return 0; }
-	mkdir -p $CTR_ROOT && mount -t tmpfs -o mode=0755 ctr $CTR_ROOT
-	for d in bin sbin usr lib lib64 lab etc; do
-		[ -d /$d ] || continue
-		mkdir -p $CTR_ROOT/$d && mount -o bind /$d $CTR_ROOT/$d
-	done
-	for d in proc sys dev tmp run; do
-		mkdir -p $CTR_ROOT/$d && mount -o rbind /$d $CTR_ROOT/$d
-	done
 	lab_pass runc.setup "$($RUNC --version | head -1), cgroup2 controllers: $(cat /sys/fs/cgroup/cgroup.controllers); suite in a tmpfs root"
 	# what CRIU's own check asks of the kernel: `criu check` must be content;
 	# `criu check --all` names what is still missing (none of it used here)
@@ -43,7 +31,7 @@ if [ -z "${RUNC_CHROOTED:-}" ]; then
 	else
 		lab_fail runc.criu-check "criu check: $out; --all: $all"
 	fi
-	RUNC_CHROOTED=1 unshare -m /bin/sh -c "cd $CTR_ROOT && mount --move . / && exec chroot . /bin/sh -c '. /lab/lib.sh; . /lab/suites/runc.sh'"
+	in_tmpfs_root $CTR_ROOT RUNC_CHROOTED runc || lab_fail runc.tmpfs-root "cannot make a tmpfs root at $CTR_ROOT"
 	return 0
 fi
 

@@ -8,26 +8,36 @@
 # one more check (test/zdtm/upstream/zdtm.py-shstk-state.patch): features,
 # locks, shadow-stack mappings and SSP before the dump and after the restore.
 #
-# What runs is the plan: /lab/zdtm-upstream/plan, or the one a second
-# overlay puts at /lab/zdtm-upstream/plan.d/plan (make zdtm hands each boot
-# its share).  A plan line:
+# What runs is the plan, /lab/zdtm-upstream/plan (a second overlay may put
+# another there: make zdtm hands each boot its share), or the part of it
+# for one CRIU (suites zdtm-upstream-cet, zdtm-upstream-stock).  A plan line:
 #	LABEL BUILD CRIU LIST [zdtm.py run options...]
 # runs `zdtm.py run -T <the tests of lists/LIST> --keep-going` in the tree
 # of BUILD (plain or shstk) with CRIU; every test gets a verdict line
 # "zdtm.LABEL.<test>" (test/zdtm/upstream/zdtm_results.py).
 top=/lab/zdtm-upstream
 plan=$top/plan
-[ -f $top/plan.d/plan ] && plan=$top/plan.d/plan
 if [ ! -f "$plan" ]; then
 	lab_skip zdtm.upstream "no ZDTM overlay in this guest (lab/zdtm-overlay.sh)"
 	return 0
 fi
+# zdtm.py's ns flavour pivot_roots into the test's root: the suite runs in
+# a tmpfs root (in_tmpfs_root, lib.sh)
+if [ -z "${ZDTM_CHROOTED:-}" ]; then
+	in_tmpfs_root /zdtm-root ZDTM_CHROOTED "${ZDTM_SUITE:-zdtm-upstream}" ||
+		lab_fail zdtm.tmpfs-root "cannot make a tmpfs root at /zdtm-root"
+	return 0
+fi
+
 # zdtm.py, make and the Debian tools the overlay brings (lab/zdtm-runtime.sh)
 # before busybox's: zdtm.py and CRIU want util-linux's mount, iproute2's
-# ip, GNU tar.  busybox sh runs its own applets before PATH, so make gets
-# bash for its recipes (Makefile.inc's rm --one-file-system).
+# ip, GNU tar.  make's variables on its command line, for every make zdtm.py
+# starts (two a test): busybox sh runs its own applets before PATH, so
+# Makefile.inc's rm --one-file-system is coreutils' by path; the
+# architecture that Makefile.inc asks uname and sed for, three times a make
+# (in the emulator every process costs); no pkg-config in the guest.
 export PATH=/lab/bin:/usr/sbin:/usr/bin:/sbin:/bin
-export MAKEFLAGS="SHELL=/usr/bin/bash PKG_CONFIG=false"
+export MAKEFLAGS='RM=/usr/bin/rm\ -f\ --one-file-system SUBARCH=x86_64 ARCH=x86 PKG_CONFIG=false'
 
 # zdtm_probe: the shadow-stack build really runs on glibc's locked shadow
 # stacks here (or every shstk verdict below would be about nothing)
@@ -54,8 +64,20 @@ zdtm_regex() {
 	echo "^($(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$1" | tr -d ' \t' | tr '\n' '|' | sed 's/|$//'))\$"
 }
 
+# criu_logs TREE LABEL: the CET and error lines of the CRIU logs zdtm.py
+# kept (it keeps the images of a failed test), for whoever reads the console
+criu_logs() {
+	find "$1/dump" -name '*.log' 2>/dev/null | while read -r log; do
+		grep -q 'Error' "$log" || continue
+		grep -E 'cet: |Error' "$log" | grep -v -e '-legacy' | head -40 |
+			sed "s|^|zdtm-criu-log $2 ${log#"$1"/dump/}: |"
+	done
+}
+
 while read -r label build criu list opts; do
 	case $label in '' | '#'*) continue ;; esac
+	# zdtm-upstream-cet and -stock: one CRIU's share of the plan a boot
+	[ -z "${ZDTM_CRIU:-}" ] || [ "$criu" = "$ZDTM_CRIU" ] || continue
 	tree=$top/$build/test
 	if [ ! -x "$criu" ]; then
 		lab_skip "zdtm.$label" "no $criu in this guest"
@@ -70,7 +92,7 @@ while read -r label build criu list opts; do
 	out=/tmp/zdtm-$label.out
 	t0=$(lab_now)
 	# shellcheck disable=SC2086 # opts are zdtm.py options, one word each
-	(cd "$tree" && GLIBC_TUNABLES=$tunables exec python3 zdtm.py run -T "$(zdtm_regex $top/lists/$list)" \
+	(cd "$tree" && GLIBC_TUNABLES=$tunables PYTHONUNBUFFERED=1 exec python3 zdtm.py run -T "$(zdtm_regex $top/lists/$list)" \
 		--keep-going --criu-bin "$criu" $opts) > "$out" 2>&1 < /dev/null
 	rc=$?
 	python3 $top/zdtm_results.py "$label" "$out" "$top/lists/$list" ||
@@ -78,5 +100,6 @@ while read -r label build criu list opts; do
 	lab_line INFO "zdtm.$label.run" "rc=$rc seconds=$(echo "$(lab_now) - $t0" | bc)"
 	# zdtm.py's own closing lines, for whoever reads the serial log
 	tail -n 3 "$out" | sed "s/^/zdtm.$label: /"
+	criu_logs "$tree" "$label"
 	rm -rf "$tree/dump"
 done < "$plan"

@@ -7,7 +7,8 @@ takes its visible state and compare(before, snapshot(test)) where it checks
 it.  A restore that loses any of these fails the test:
 
   - every thread's x86_Thread_features and x86_Thread_features_locked
-    (/proc status: shadow stack and WRSS on, and their locks);
+    (/proc status: shadow stack and WRSS on, and their locks), zombies
+    aside;
   - every process's shadow-stack mappings (VmFlags "ss" in smaps): their
     ranges, so an extra stack left behind or one missing is seen;
   - the SSP of every thread with a shadow stack that sleeps in a system
@@ -150,8 +151,10 @@ def compare(before, after):
                          f"(lost {sorted(set(old['ss']) - set(new['ss']))}, "
                          f"new {sorted(set(new['ss']) - set(old['ss']))})")
         for tid in sorted(set(old["threads"]) & set(new["threads"])):
-            _, feat0, lock0, _ = old["threads"][tid]
-            _, feat1, lock1, _ = new["threads"][tid]
+            _, feat0, lock0, state0 = old["threads"][tid]
+            _, feat1, lock1, state1 = new["threads"][tid]
+            if "Z" in (state0, state1):
+                continue    # a zombie runs nothing: CRIU restores it as a bare exit
             if feat0 != feat1:
                 diffs.append(f"thread {tid}: features '{feat0}' -> '{feat1}'")
             if lock0 != lock1:

@@ -17,14 +17,21 @@ it).  A test of TEST_LIST that zdtm.py never reported fails with "no
 verdict": nothing is skipped silently.  The last line is a summary:
 
     @@LAB INFO zdtm.LABEL passed=P failed=F skipped=S total=N
+
+Before it, for each failed test, the last LOG_LINES lines zdtm.py printed
+for it, as "zdtm-log LABEL TEST: <line>", for whoever reads the console.
 """
 
 import re
 import sys
 
-RUN = re.compile(r"^=== Run \d+/\d+ [=-]* (\S+)")
+# the test's own zdtm.py process prints it, in order with the rest of its
+# output (the launcher's "=== Run i/N" progress line may come out of order:
+# its stdout is buffered when it is a file)
+RUN = re.compile(r"^=+ Run (\S+) in (\S+) =+$")
 SKIP = re.compile(r"^Skipping (\S+) \((.*)\)$")
-VERDICT = re.compile(r"^[=#]+ Test (\S+) (PASS|FAIL)(?: at (.*?))? [=#]+$")
+# print_sep: the title centred in '=' or '#', or alone when it is longer
+VERDICT = re.compile(r"^[=#]* ?Test (\S+) (PASS|FAIL)(?: at (.*?))? ?[=#]*$")
 TEST_FAIL = re.compile(r"^(?:.*\s)?(FAIL|ERR): (.*)$")
 CRIU_ERROR = re.compile(r"Error \((\S+)\): (.*?)['\"]?$")
 SHSTK_COUNT = re.compile(r"^shstk-state: (\d+) thread")
@@ -36,24 +43,45 @@ def clean(text, width=200):
     return re.sub(r"[^ -~]", "?", " ".join(text.split()))[:width]
 
 
+# CRIU error lines of passing runs too: CRIU 4.1.1 asks for the legacy
+# iptables tools (iptables-legacy-restore -V), which a system with the nft
+# backend alone (the lab) lacks, and logs that at error level
+BENIGN = re.compile(r"-legacy")
+
+
 def why_failed(lines, step):
-    """The first line that says why, by the order of the docstring."""
-    for pattern, fmt in ((TEST_FAIL, "test: {}"), (CRIU_ERROR, "criu {}: {}"),
-                         (SHSTK_DIFF, "shadow stack: {}")):
+    """The first line that says why: for a failed shadow-stack check its
+    first difference; for a failed CRIU step CRIU's first error; else the
+    test's own FAIL/ERR line; then whichever of those there is."""
+    def first(pattern):
         for line in lines:
             m = pattern.search(line)
-            if m:
-                if pattern is TEST_FAIL:
-                    return fmt.format(f"{m.group(1)}: {m.group(2)}")
-                return fmt.format(*m.groups())
+            if m and not (pattern is CRIU_ERROR and BENIGN.search(line)):
+                return m
+        return None
+
+    order = [TEST_FAIL, CRIU_ERROR, SHSTK_DIFF]
+    if step == "shadow stack compare":
+        order = [SHSTK_DIFF, CRIU_ERROR, TEST_FAIL]
+    elif (step or "").startswith("CRIU"):
+        order = [CRIU_ERROR, TEST_FAIL, SHSTK_DIFF]
+    for pattern in order:
+        m = first(pattern)
+        if m and pattern is TEST_FAIL:
+            return f"test: {m.group(1)}: {m.group(2)}"
+        if m and pattern is CRIU_ERROR:
+            return f"{step or 'criu'}: {m.group(1)}: {m.group(2)}"
+        if m:
+            return f"shadow stack: {m.group(1)}"
     return f"zdtm.py: FAIL at {step}" if step else "zdtm.py: failed"
 
 
-def parse(text):
-    """{test: (status, why, shstk threads or None)} in the order seen.
-    A test's block runs from its progress line to the next one: zdtm.py
-    prints the test's own output after the FAIL verdict."""
-    results, blocks, current = {}, {}, None
+LOG_LINES = 30
+
+
+def parse_blocks(text):
+    """({test: its lines}, {test: skip reason})."""
+    blocks, skipped, current = {}, {}, None
     for line in text.splitlines():
         m = RUN.match(line)
         if m:
@@ -62,9 +90,18 @@ def parse(text):
             continue
         m = SKIP.match(line)
         if m:
-            results[m.group(1)] = ("SKIP", m.group(2), None)
+            skipped[m.group(1)] = m.group(2)
         elif current:
             blocks[current].append(line)
+    return blocks, skipped
+
+
+def parse(text):
+    """{test: (status, why, shstk threads or None)} in the order seen.
+    A test's block runs from its "Run <test> in <flavour>" line to the
+    next one: zdtm.py prints the test's own output after the FAIL verdict."""
+    blocks, skipped = parse_blocks(text)
+    results = {t: ("SKIP", why, None) for t, why in skipped.items()}
     for test, lines in blocks.items():
         shstk, verdict = None, None
         for line in lines:
@@ -89,7 +126,8 @@ def main(argv):
         return 2
     label, output = argv[0], argv[1]
     with open(output, errors="replace") as f:
-        results = parse(f.read())
+        text = f.read()
+    results, blocks = parse(text), parse_blocks(text)[0]
     tests = list(results)
     if len(argv) > 2:
         with open(argv[2]) as f:
@@ -98,6 +136,9 @@ def main(argv):
     for test in tests:
         status, why, shstk = results.get(test, ("FAIL", "no verdict: zdtm.py never ran it", None))
         counts[status] += 1
+        if status == "FAIL":
+            for line in blocks.get(test, [])[-LOG_LINES:]:
+                print(f"zdtm-log {label} {test}: {clean(line, 300)}")
         detail = " ".join(w for w in (clean(why), f"shstk={shstk}" if shstk is not None else "") if w)
         print(f"@@LAB {status} zdtm.{label}.{test} {detail}".rstrip())
     print(f"@@LAB INFO zdtm.{label} passed={counts['PASS']} failed={counts['FAIL']} "
