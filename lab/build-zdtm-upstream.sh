@@ -4,7 +4,12 @@
 # twice and staged as trees that CRIU's test/zdtm.py runs from inside the
 # lab guest, which has GNU make but no compiler:
 #
-#   bash lab/build-zdtm-upstream.sh OUT
+#   bash lab/build-zdtm-upstream.sh OUT [LIST]
+#
+# LIST (a file, one zdtm/static|transition/NAME a line, '#' comments): only
+# these tests and ZDTM's lib, for a run of a few (make test's sample: a
+# minute instead of five, and a smaller guest overlay); without it, every
+# test the Makefiles name.
 #
 #   OUT/plain/test/      gcc against Debian 12's glibc, dynamically linked,
 #                        as CRIU's CI builds them
@@ -36,8 +41,11 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-[ $# -eq 1 ] || die "usage: $0 OUT"
+[ $# -eq 1 ] || [ $# -eq 2 ] || die "usage: $0 OUT [LIST]"
 OUT=$(realpath -m "$1")
+LIST=${2:+$(realpath "$2")}
+# the tests of LIST by folder (static, transition), or none: all
+list_tests() { [ -z "$LIST" ] || sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$LIST" | awk -v d="zdtm/$1/" 'index($1, d) == 1 { print substr($1, length(d) + 1) }'; }
 PREFIX=/opt/cet-glibc
 GCCLIB=$(dirname "$(gcc -print-libgcc-file-name)")
 # Debian's libraries some tests link (-laio, -lcap, libnl): none of them is
@@ -66,7 +74,7 @@ sums() { sha256sum "$@" | awk '{ print $1 }'; }
 k=$(key -s "$(pin_sha criu)" -s "$(sums "$cetlib/libc.so.6" "$cetlib/libc.so")" \
 	-s "$(dpkg-query -W gcc-12 libc6-dev binutils libgcc-12-dev libgcc-s1 libaio-dev libcap-dev libnl-3-dev \
 		libnl-route-3-dev libprotobuf-c-dev protobuf-c-compiler make)" \
-	"$0" "$TOP/lab/cet-cc")
+	"$0" "$TOP/lab/cet-cc" ${LIST:+"$LIST"})
 cached=$CACHE/zdtm-upstream/$k
 
 publish() {	# copy the cached result to OUT, print the sizes
@@ -83,7 +91,7 @@ fi
 
 # scratch: the two builds, libgcc_s and the result before it is cached
 # (not the whole folder: the caller's OUT may be in it)
-work=$BUILD/zdtm-upstream
+work=$BUILD/zdtm-upstream${LIST:+-$(basename "$LIST" .list)}
 res=$work/result
 rm -rf "$work/plain" "$work/shstk" "$work/libgcc_s" "$work/static-libs" "$res"
 mkdir -p "$work/static-libs" "$res"
@@ -171,7 +179,14 @@ build_flavour() {
 		die "cannot unpack $tarball"
 	say "building the $name tests"
 	# -O: one target's messages together, for the failure reasons
-	make -k -O -j2 -C "$src/test/zdtm" "$@" all > "$work/$name/make.log" 2>&1 || true
+	if [ -z "$LIST" ]; then
+		make -k -O -j2 -C "$src/test/zdtm" "$@" all > "$work/$name/make.log" 2>&1 || true
+	else
+		{ make -k -O -j2 -C "$src/test/zdtm/lib" "$@" all &&
+			make -k -O -j2 -C "$src/test/zdtm/static" "$@" $(list_tests static) &&
+			make -k -O -j2 -C "$src/test/zdtm/transition" "$@" $(list_tests transition); } \
+			> "$work/$name/make.log" 2>&1 || true
+	fi
 	make -C "$src/test" CC=gcc umount2 zdtm_ct > "$work/$name/tools.log" 2>&1 ||
 		{ cat "$work/$name/tools.log" >&2; die "zdtm_ct or umount2 failed ($name)"; }
 }
@@ -181,14 +196,15 @@ build_flavour() {
 failures() {
 	local name=$1 src=$work/$1/src/test t dir reason; shift
 	for dir in zdtm/static zdtm/transition; do
-		for t in $(make -s -C "$src/$dir" "$@" --eval 'print-tst: ; @echo $(TST)' print-tst 2>/dev/null); do
+		for t in $( [ -n "$LIST" ] && list_tests "${dir#zdtm/}" ||
+			make -s -C "$src/$dir" "$@" --eval 'print-tst: ; @echo $(TST)' print-tst 2>/dev/null); do
 			[ -x "$src/$dir/$t" ] && continue
 			reason=$(make -C "$src/$dir" "$@" "$t" 2>&1 | grep -m1 -iE 'error|undefined|cannot|no rule' ||
 				echo "not built, make names no error")
 			echo "$name $dir/$t $reason" | tr -s ' \t' ' '
 		done
 	done
-	[ -x "$src/zdtm/lib/groups" ] || echo "$name zdtm/lib/groups not built"
+	[ -n "$LIST" ] || [ -x "$src/zdtm/lib/groups" ] || echo "$name zdtm/lib/groups not built"
 }
 
 # stage NAME: $res/NAME/test, the parts zdtm.py uses, no objects,

@@ -16,18 +16,25 @@
 #                                 with criu-cet and stock 4.1.1; lab/zdtm_plan.py)
 # An overlay, not the initramfs: only the ZDTM boots pay for Python and
 # two builds of the tests.  Prints the folder.
+#
+#   lab/zdtm-overlay.sh [all|sample]
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 UPSTREAM=$TOP/test/zdtm/upstream
-link=$BUILD/overlay-zdtm
+# "sample": only make test's sample built and staged (build/overlay-zdtm-sample);
+# default: every test (build/overlay-zdtm, for make zdtm)
+case ${1:-all} in
+all) list= link=$BUILD/overlay-zdtm tests=$BUILD/zdtm-upstream/stage ;;
+sample) list=$UPSTREAM/sample.list link=$BUILD/overlay-zdtm-sample tests=$BUILD/zdtm-upstream-sample/stage ;;
+*) die "usage: $0 [all|sample]" ;;
+esac
 out=$link.$$
 dest=$out/lab/zdtm-upstream
 rm -rf "$out"
 bash "$TOP/lab/zdtm-runtime.sh" "$out" >&2 || die "the guest's Python runtime failed"
 mkdir -p "$dest/lists"
-tests=$BUILD/zdtm-upstream/stage
-bash "$TOP/lab/build-zdtm-upstream.sh" "$tests" >&2 || die "the ZDTM tests failed to build"
+bash "$TOP/lab/build-zdtm-upstream.sh" "$tests" $list >&2 || die "the ZDTM tests failed to build"
 glibc=$(bash "$TOP/lab/cet-glibc-overlay.sh") || die "no CET glibc overlay"
 cp -a "$glibc/opt" "$out/"
 cp "$tests/libgcc_s.so.1" "$out/opt/cet-glibc/lib/" || die "no SHSTK-marked libgcc_s.so.1"

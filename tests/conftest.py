@@ -191,8 +191,9 @@ def build_overlay(script):
 
 
 def _build_overlay(script):
-    p = subprocess.run(["bash", os.path.join(TOP, "lab", script)], capture_output=True, text=True, env=LAB_ENV,
-                       cwd=TOP)
+    name, *args = script.split()     # "zdtm-overlay.sh sample": a script and its arguments
+    p = subprocess.run(["bash", os.path.join(TOP, "lab", name)] + args, capture_output=True, text=True,
+                       env=LAB_ENV, cwd=TOP)
     if p.returncode or not p.stdout.strip():
         return None, f"lab/{script}: {p.stderr.strip()[-1000:]}"
     return p.stdout.strip().splitlines()[-1], None

@@ -67,7 +67,7 @@ def test_results_one_verdict_a_test():
 
 def test_results_lines_and_no_verdict(tmp_path):
     out, tests = tmp_path / "out", tmp_path / "list"
-    out.write_text(OUTPUT)
+    out.write_text(OUTPUT + "zdtm.py was killed after its time limit of 300 s\n")
     tests.write_text("zdtm/static/env00\nzdtm/static/maps02\nzdtm/static/never\n")
     p = subprocess.run([sys.executable, os.path.join(TOP, "test", "zdtm", "upstream", "zdtm_results.py"),
                         "shstk.criu-cet.ns", str(out), str(tests)], capture_output=True, text=True, check=True)
@@ -76,7 +76,8 @@ def test_results_lines_and_no_verdict(tmp_path):
     lines = [ln for ln in p.stdout.splitlines() if not ln.startswith("zdtm-log ")]
     assert lines[0] == "@@LAB PASS zdtm.shstk.criu-cet.ns.zdtm/static/env00 shstk=1"
     assert lines[1].startswith("@@LAB FAIL zdtm.shstk.criu-cet.ns.zdtm/static/maps02 test: FAIL:")
-    assert lines[2] == "@@LAB FAIL zdtm.shstk.criu-cet.ns.zdtm/static/never no verdict: zdtm.py never ran it"
+    assert lines[2] == ("@@LAB FAIL zdtm.shstk.criu-cet.ns.zdtm/static/never no verdict: zdtm.py never ran it "
+                        "(zdtm.py was killed after its time limit of 300 s)")
     assert lines[3] == "@@LAB INFO zdtm.shstk.criu-cet.ns passed=1 failed=2 skipped=0 total=3"
 
 

@@ -91,10 +91,15 @@ while read -r label build criu list opts; do
 	[ "$build" = shstk ] && tunables=glibc.cpu.hwcaps=SHSTK
 	out=/tmp/zdtm-$label.out
 	t0=$(lab_now)
+	# a bound on the whole run (a test takes ten seconds or so): a zdtm.py
+	# that hangs costs its tests their verdicts, said so, not the boot
+	limit=$((120 + 60 * $(grep -c . "$top/lists/$list")))
 	# shellcheck disable=SC2086 # opts are zdtm.py options, one word each
-	(cd "$tree" && GLIBC_TUNABLES=$tunables PYTHONUNBUFFERED=1 exec python3 zdtm.py run -T "$(zdtm_regex $top/lists/$list)" \
+	(cd "$tree" && GLIBC_TUNABLES=$tunables PYTHONUNBUFFERED=1 exec timeout -s KILL $limit \
+		python3 zdtm.py run -T "$(zdtm_regex $top/lists/$list)" \
 		--keep-going --criu-bin "$criu" $opts) > "$out" 2>&1 < /dev/null
 	rc=$?
+	[ $rc = 137 ] && echo "zdtm.py was killed after its time limit of $limit s" >> "$out"
 	python3 $top/zdtm_results.py "$label" "$out" "$top/lists/$list" ||
 		lab_fail "zdtm.$label" "zdtm_results.py could not read zdtm.py's output"
 	lab_line INFO "zdtm.$label.run" "rc=$rc seconds=$(echo "$(lab_now) - $t0" | bc)"

@@ -112,7 +112,8 @@ def parse(text):
             if m and m.group(1) == test and verdict is None:
                 verdict = m.groups()[1:]
         if verdict is None:
-            results[test] = ("FAIL", "no verdict: zdtm.py printed none for it", shstk)
+            results[test] = ("FAIL", "no verdict: zdtm.py printed none for it (it died, or was killed, mid-test)",
+                             shstk)
         elif verdict[0] == "PASS":
             results[test] = ("PASS", "", shstk)
         else:
@@ -133,8 +134,11 @@ def main(argv):
         with open(argv[2]) as f:
             tests = [t.strip() for t in f if t.strip() and not t.startswith("#")]
     counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+    # how zdtm.py ended, when the suite had to stop it
+    killed = [ln for ln in text.splitlines() if ln.startswith("zdtm.py was killed")]
+    ended = f" ({killed[0]})" if killed else ""
     for test in tests:
-        status, why, shstk = results.get(test, ("FAIL", "no verdict: zdtm.py never ran it", None))
+        status, why, shstk = results.get(test, ("FAIL", f"no verdict: zdtm.py never ran it{ended}", None))
         counts[status] += 1
         if status == "FAIL":
             for line in blocks.get(test, [])[-LOG_LINES:]:
