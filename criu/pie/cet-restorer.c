@@ -17,6 +17,9 @@
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE	0x100000
 #endif
+#ifndef MAP_ABOVE4G
+#define MAP_ABOVE4G		0x80
+#endif
 #ifndef MREMAP_MAYMOVE
 #define MREMAP_MAYMOVE		1
 #define MREMAP_FIXED		2
@@ -26,6 +29,7 @@
 #define CET_PME_PRESENT		(1ULL << 63)
 #define CET_PME_SWAP		(1ULL << 62)
 #define CET_PAGEMAP_BATCH	64
+#define CET_PLACE_TRIES		8
 
 struct cet_rlimit64 {
 	u64 cur;
@@ -169,9 +173,9 @@ static int hexval(char c)
 /*
  * Fill every gap of the address space, once for the process: with the
  * stacks' ranges held, a stack's range released is then the only free
- * place where the kernel can put a new shadow stack, whichever search it
- * uses (top-down below mmap_base, else bottom-up; criu's mmap_base is not
- * the dumped task's).  One pass over self/maps serves every thread.
+ * place above 4 GiB, which is where the kernel looks for a new shadow
+ * stack (steer_to_range() says why and catches what this pass misses).
+ * One pass over self/maps serves every thread.
  */
 static int fill_gaps(struct cet_rst_thread *t)
 {
@@ -216,23 +220,87 @@ static int fill_gaps(struct cet_rst_thread *t)
 }
 
 /*
- * Top-down, the kernel keeps the guard page below a new shadow stack free;
- * bottom-up (when the range is above mmap_base) it takes the lowest
- * address of the gap.  An ordinary mapping of the same length shows which
- * search the kernel will use: it lands on the stack's start top-down, on
- * the guard page bottom-up, where the guard page must then be taken too.
+ * Where ARCH_SHSTK_ENABLE would put a new stack of @len bytes now, asked of
+ * the kernel: map_shadow_stack() with no address and no token goes through
+ * the same alloc_shstk() as shstk_setup() (arch/x86/kernel/shstk.c), a
+ * do_mmap() of the same length with MAP_ABOVE4G and VM_SHADOW_STACK, so it
+ * takes the same search and gets the same answer from the same mappings.
+ * A filter of criu's own may refuse the call (seccomp's EPERM or ENOSYS):
+ * then an ordinary mapping of the length above 4 GiB stands in, which the
+ * search treats alike but for the guard page; in the only gap we leave it
+ * lands where the shadow stack would, or one page lower where the kernel
+ * would go bottom-up, which is all steer_to_range() needs.  An ordinary
+ * mapping without MAP_ABOVE4G is no stand-in: top-down it may take a gap
+ * below 4 GiB (one under 0x10000 above mmap_min_addr is never filled), and
+ * told so, we would let ARCH_SHSTK_ENABLE fall back bottom-up onto the
+ * guard page.
  */
-static int take_guard_if_bottom_up(struct cet_rst_proc *p, struct cet_rst_stack *s)
+static long probe_place(unsigned long len)
 {
-	unsigned long len = s->end - s->start;
-	void *probe = (void *)sys_mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	long at = sys_map_shadow_stack(0, len, 0);
 
-	if ((long)probe < 0 && (long)probe > -4096)
-		return 0;
-	sys_munmap(probe, len);
-	if ((unsigned long)probe == s->start - PAGE_SIZE)
-		return add_filler(p, s->start - PAGE_SIZE, s->start);
-	return 0;
+	if (at == -EPERM || at == -ENOSYS)
+		at = sys_mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_ABOVE4G, -1, 0);
+	if (at < 0 && at > -4096)
+		return at;
+	sys_munmap((void *)at, len);
+	return at;
+}
+
+/*
+ * Make the range of @s, released with its guard page below, the one place
+ * where ARCH_SHSTK_ENABLE puts the thread's stack.  The kernel's rule
+ * (mm/mmap.c, arch/x86/kernel/sys_x86_64.c): top-down first, in
+ * [4 GiB, mmap_base) (criu's mmap_base, not the dumped task's), below the
+ * start gap of the mapping above (vm_start_gap(): a shadow stack's page, a
+ * VM_GROWSDOWN stack's stack_guard_gap) and with the guard page below the
+ * stack free (stack_guard_placement()), at the top of the highest gap that
+ * fits; failing that, arch_get_unmapped_area_topdown() falls back
+ * bottom-up from mmap_legacy_base, with no vm_flags and so no guard page,
+ * at the bottom of the lowest gap that fits.  Top-down, our range (exactly
+ * the stack and its guard page) fits only when neither mmap_base nor the
+ * start gap of the mapping above cuts into it: the stack lands on its
+ * start.  Otherwise it lands bottom-up on the guard page, which we then
+ * fill so that the lowest fitting address is the start.  Any other answer
+ * is a gap we did not fill (the fill failed, or a mapping went away
+ * since): we fill the part of it the stack would take and ask again.
+ * Nothing else maps in the process meanwhile: we hold its lock, and the
+ * search depends only on the mappings and the mm's bases, so
+ * ARCH_SHSTK_ENABLE right after the last answer gets it too.
+ */
+static int steer_to_range(struct cet_rst_proc *p, struct cet_rst_stack *s)
+{
+	unsigned long len = s->end - s->start, lo = hold_start(s), from, to;
+	long at = 0;
+	int i;
+
+	for (i = 0; i < CET_PLACE_TRIES; i++) {
+		at = probe_place(len);
+		if (at == (long)s->start)
+			return 0;
+		if (at < 0 && at > -4096)
+			break;
+		if ((unsigned long)at + len <= lo || (unsigned long)at >= s->end) {
+			from = at;		/* a gap elsewhere */
+			to = at + len;
+		} else if ((unsigned long)at < lo) {
+			from = at;		/* the gap goes on below our range */
+			to = lo;
+		} else if ((unsigned long)at + len > s->end) {
+			from = s->end;		/* ... or above it */
+			to = at + len;
+		} else {
+			from = lo;		/* bottom-up: the guard page */
+			to = s->start;
+		}
+		pr_info("cet: a shadow stack of %lx bytes would go to %lx, not %llx: filling %lx-%lx\n", len, at,
+			(unsigned long long)s->start, from, to);
+		if (add_filler(p, from, to))
+			return -1;
+	}
+	pr_err("cet: %ld: cannot steer the shadow stack onto %llx-%llx: the kernel would put it at %lx\n",
+	       sys_gettid(), (unsigned long long)s->start, (unsigned long long)s->end, at);
+	return -1;
 }
 
 /* The last stack the kernel places takes the fillers with it. */
@@ -274,7 +342,7 @@ int cet_rst_place_begin(struct cet_rst_thread *t)
 	if (!s)
 		return 0;
 	release_stack(s);
-	if (take_guard_if_bottom_up(t->proc, s)) {
+	if (steer_to_range(t->proc, s)) {
 		cet_prlimit_stack(&saved_rlim_stack, NULL);
 		goto fail;
 	}

@@ -12,9 +12,11 @@
  *      their ranges with mappings of its own;
  *   2. ARCH_SHSTK_ENABLE, steered onto the thread's own range: every gap
  *      of the address space is filled (one pass over self/maps for the
- *      process, kept until the last stack is placed) and only the
- *      thread's range is released, so the kernel can put the stack
- *      nowhere else; it owns it and frees it when the thread exits;
+ *      process, kept until the last stack is placed), only the thread's
+ *      range is released, and the kernel is asked where it would put the
+ *      stack (map_shadow_stack(), the same search) until the answer is
+ *      that range, so the kernel can put the stack nowhere else; it owns
+ *      it and frees it when the thread exits;
  *   3. WRSS on, the stacks no thread owns made with map_shadow_stack and
  *      their pages copied in (with WRSS, or through /proc/self/mem in a
  *      process where no thread has a shadow stack);
