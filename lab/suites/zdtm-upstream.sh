@@ -23,8 +23,8 @@ if [ ! -f "$plan" ]; then
 fi
 # zdtm.py's ns flavour pivot_roots into the test's root: the suite runs in
 # a tmpfs root (in_tmpfs_root, lib.sh)
-if [ -z "${ZDTM_CHROOTED:-}" ]; then
-	in_tmpfs_root /zdtm-root ZDTM_CHROOTED "${ZDTM_SUITE:-zdtm-upstream}" ||
+if [ -z "${LAB_ZDTM_CHROOTED:-}" ]; then
+	in_tmpfs_root /zdtm-root LAB_ZDTM_CHROOTED "${LAB_ZDTM_SUITE:-zdtm-upstream}" ||
 		lab_fail zdtm.tmpfs-root "cannot make a tmpfs root at /zdtm-root"
 	return 0
 fi
@@ -77,7 +77,7 @@ criu_logs() {
 while read -r label build criu list opts; do
 	case $label in '' | '#'*) continue ;; esac
 	# zdtm-upstream-cet and -stock: one CRIU's share of the plan a boot
-	[ -z "${ZDTM_CRIU:-}" ] || [ "$criu" = "$ZDTM_CRIU" ] || continue
+	[ -z "${LAB_ZDTM_CRIU:-}" ] || [ "$criu" = "$LAB_ZDTM_CRIU" ] || continue
 	tree=$top/$build/test
 	if [ ! -x "$criu" ]; then
 		lab_skip "zdtm.$label" "no $criu in this guest"
