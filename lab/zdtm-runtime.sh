@@ -195,10 +195,11 @@ for t in iptables ip6tables; do
 	done
 done
 # dlopen()ed by iptables, so ldd does not name them: the targets and the
-# match of CRIU's network lock (-j CRIU, -m mark, ACCEPT, DROP)
+# matches of CRIU's network locks (-j CRIU, -m mark, ACCEPT, DROP; a TCP
+# connection's --sport/--dport under --tcp-established)
 xt=/usr/lib/x86_64-linux-gnu/xtables
 mkdir -p "$out$xt"
-cp "$xt/libxt_standard.so" "$xt/libxt_mark.so" "$out$xt/"
+cp "$xt/libxt_standard.so" "$xt/libxt_mark.so" "$xt/libxt_tcp.so" "$out$xt/"
 
 # --- every shared library of every ELF staged, at the host's paths, but
 # those the initramfs has already: the ones either CRIU build loads (as
