@@ -9,7 +9,9 @@ stock 4.1.1 and CRIU 4.2.1, plain and on shadow stacks, on both kernels
     zdtm_matrix.py --report RESULTS.json...   tabulate runs already made
 
 The default set is what `zdtm.py run -a` selects from the tests built for
-the guest (lab/build-zdtm-upstream.sh), less test/zdtm/upstream/exclude.list
+the guest (lab/build-zdtm-upstream.sh; zdtm.py's own all_tests(); its
+.desc flags such as noauto and arch are zdtm.py's to apply in the guest),
+less test/zdtm/upstream/exclude.list
 (each exclusion with its reason).  The set is cut into chunks of --chunk
 tests; each chunk is one lab boot (suite zdtm-upstream) that runs every
 entry of RUNS on it, as many boots at once as the host has cores.  RUNS is
@@ -56,11 +58,22 @@ def overlay_folder():
     return p.stdout.strip().splitlines()[-1]
 
 
+# zdtm.py's own selection of `run -a` (all_tests), without its main: that
+# would mount ZDTM's cgroup hierarchies and set nr_hugepages on this host
+ALL_TESTS = """
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("zdtm_main", "zdtm.py")
+zdtm = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(zdtm)
+print("\\n".join(zdtm.all_tests({"set": "zdtm"})))
+"""
+
+
 def default_set(tree):
-    """What zdtm.py run -a would pick from this tree: zdtm.py list."""
-    p = subprocess.run(["/usr/bin/python3", "zdtm.py", "list"], cwd=tree, capture_output=True, text=True)
+    """What `zdtm.py run -a` would pick from this tree."""
+    p = subprocess.run(["/usr/bin/python3", "-c", ALL_TESTS], cwd=tree, capture_output=True, text=True)
     if p.returncode:
-        raise SystemExit(f"zdtm: zdtm.py list failed: {p.stderr.strip()[-1000:]}")
+        raise SystemExit(f"zdtm: zdtm.py's all_tests failed: {p.stderr.strip()[-1000:]}")
     return [t for t in p.stdout.split() if t.startswith("zdtm/")]
 
 
