@@ -42,6 +42,8 @@ def _boot(key):
         cmd += ["--overlay", overlay]
     if cmdline:
         cmd += ["--cmdline", cmdline]
+    if suites in _timeouts:
+        cmd += ["--timeout", str(_timeouts[suites])]
     p = subprocess.run(cmd, capture_output=True, text=True, env=LAB_ENV, cwd=TOP)
     if not os.path.exists(js):
         return None, p.stdout[-4000:], p.stderr.strip()[-2000:]
@@ -78,6 +80,9 @@ def lab_run(suites, kernel="stock", overlay=None, tag="", cmdline=""):
 # need another boot's output (its images) stay in the test, in line.
 _prefetched = {}
 _overlay_lock = threading.Lock()
+# Boots that run longer than run.py's watchdog (15 minutes of wall time):
+# a module names them in LAB_TIMEOUTS {suites: seconds}
+_timeouts = {}
 _pool = None
 
 # the session fixtures below: their boots, for the modules that use them
@@ -141,6 +146,8 @@ def pytest_collection_finish(session):
     global _pool, _side_pool
     if session.config.option.collectonly:
         return
+    for item in session.items:
+        _timeouts.update(getattr(item.module, "LAB_TIMEOUTS", {}))
     jobs = _early_jobs(session.items)
     if jobs:
         _side_pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(jobs))

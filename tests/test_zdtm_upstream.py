@@ -35,6 +35,9 @@ BOOTS = {("criu-cet", "stock"): "zdtm-upstream-cet", ("stock", "stock"): "zdtm-u
          ("criu-cet", "patched"): "zdtm-upstream-cet"}
 OVERLAY = "zdtm-overlay.sh sample"     # the sample's tests alone: a smaller, faster overlay
 LAB_RUNS = [(suite, kernel, OVERLAY) for (_, kernel), suite in BOOTS.items()]
+# 60 tests by zdtm.py take about ten minutes of guest time, more of wall
+# time when the host is busy: longer than run.py's 15-minute watchdog
+LAB_TIMEOUTS = {suite: 3600 for suite in BOOTS.values()}
 
 
 def overlay():
