@@ -10,7 +10,8 @@
 #                                 they are (lab/build-zdtm-upstream.sh)
 #   /lab/zdtm-upstream/shstk/test the same tests built as shadow-stack tests
 #   both with test/zdtm/upstream/zdtm.py-*.patch applied (the shadow-stack
-#   check, zdtm/shstk_state.py; a test's own ELF loader in the ns root), pycriu generated from criu-cet's images,
+#   check, zdtm/shstk_state.py; a test's own ELF loader in the ns root) and
+#   pycriu generated from criu-cet's images
 #   /lab/zdtm-upstream/lists/     the make test sample by flavour, and plan: what
 #                                 the suite runs (the sample on shadow stacks
 #                                 with criu-cet and stock 4.1.1; lab/zdtm_plan.py)
