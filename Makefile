@@ -21,7 +21,7 @@ GUEST_SRCS	:= $(wildcard lab/guest/*.c)
 GUEST_BINS	:= $(patsubst lab/guest/%.c,$(BUILD)/guest/bin/%,$(GUEST_SRCS))
 # the shadow-stack ABI the guest programs share with criu-cet and the ZDTM tests
 GUEST_HDRS	:= criu/arch/x86/cet/cet-abi.h lab/guest/service.h lab/guest/smash.h
-INITRAMFS	:= $(BUILD)/initramfs.cpio.gz
+INITRAMFS	:= $(BUILD)/initramfs.cpio
 
 .PHONY: all deps sources bochs kernel kernel-patched criu-stock criu-cet guest initramfs runc-overlay \
 	cet-glibc valkey valkey-overlay \

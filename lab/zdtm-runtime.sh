@@ -80,7 +80,11 @@ s=$work/criu
 # (test/zdtm/: its python package only; a built tree holds every test binary)
 mkdir -p "$s/test/zdtm" "$s/lib"
 cp -a "$tree/test/zdtm.py" "$tree/test/zdtm.desc" "$s/test/"
-cp -a "$tree"/test/zdtm/*.py "$s/test/zdtm/"
+cp -a "$tree"/test/zdtm/*.py "$TOP/test/zdtm/upstream/shstk_state.py" "$s/test/zdtm/"
+# zdtm.py as the guest runs it: with our patches (test/zdtm/upstream)
+for p in "$TOP"/test/zdtm/upstream/zdtm.py-*.patch; do
+	patch -d "$s" -p1 --quiet < "$p" || die "$(basename "$p") does not apply to $tree"
+done
 cp -a "$tree/lib/pycriu" "$s/lib/" && ln -s ../lib/pycriu "$s/test/pycriu"
 cp -a "$tree/crit" "$tree/images" "$s/"
 protos=()

@@ -94,10 +94,13 @@ while read -r label build criu list opts; do
 	# a bound on the whole run (a test takes ten seconds or so): a zdtm.py
 	# that hangs costs its tests their verdicts, said so, not the boot
 	limit=$((120 + 60 * $(grep -c . "$top/lists/$list")))
+	# --fork-ct (test/zdtm/upstream/zdtm.py-fork-ct.patch): each test in a
+	# fork of this zdtm.py, in zdtm_ct's namespaces, not in a new python
+	# that imports yaml and pycriu again: that was 5 of a test's 10 s here
 	# shellcheck disable=SC2086 # opts are zdtm.py options, one word each
 	(cd "$tree" && GLIBC_TUNABLES=$tunables PYTHONUNBUFFERED=1 exec timeout -s KILL $limit \
 		python3 zdtm.py run -T "$(zdtm_regex $top/lists/$list)" \
-		--keep-going --criu-bin "$criu" $opts) > "$out" 2>&1 < /dev/null
+		--keep-going --fork-ct --criu-bin "$criu" $opts) > "$out" 2>&1 < /dev/null
 	rc=$?
 	[ $rc = 137 ] && echo "zdtm.py was killed after its time limit of $limit s" >> "$out"
 	python3 $top/zdtm_results.py "$label" "$out" "$top/lists/$list" ||
