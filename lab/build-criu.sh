@@ -7,6 +7,10 @@
 #   4.2.1:    CRIU 4.2.1 unmodified (pin criu42), the best upstream, only for
 #             make compare and make bench (make test never needs it)
 # Result: build/criu-<flavour>/criu (and the tree it was built in).
+# A tree built from scratch is cached (the whole tree, objects and all:
+# later steps run make in it) under $CRIU_CET_CACHE/criu/<flavour>-<key>,
+# keyed by the pinned source, the patches, the overlay's files and this
+# script; a fresh clone unpacks it instead of building (2 min on 2 cores).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -22,7 +26,19 @@ criu_tree_lock "$flavour"
 # Inputs that require a fresh tree (the overlay is re-synced on every build).
 inputs=$(key -s "$(pin_sha $pin)" -s "$flavour" "$0" $( [ "$flavour" = cet ] && ls "$TOP"/patches/criu/*.patch 2>/dev/null))
 
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$inputs" ]; then
+# the tree as built: the inputs above and the overlay's contents
+overlay=()
+[ "$flavour" = cet ] && mapfile -t overlay < <(cd "$TOP" && find criu compel images -type f ! -name .gitkeep 2>/dev/null | LC_ALL=C sort)
+built=$(cd "$TOP" && key -s "$inputs" "${overlay[@]}")
+cached=$CACHE/criu/$flavour-$built.tar
+fresh=
+if { [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$inputs" ]; } && [ -f "$cached" ]; then
+	rm -rf "$tree" && mkdir -p "$tree"
+	tar -xf "$cached" -C "$tree" || die "cannot unpack $cached"
+	echo "$inputs" > "$stamp"
+	say "criu ($flavour) tree from cache ($built)"
+elif [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$inputs" ]; then
+	fresh=1
 	tarball=$(fetch $pin)
 	say "unpacking $(basename "$tarball") ($flavour)"
 	rm -rf "$tree" && mkdir -p "$tree"
@@ -48,4 +64,12 @@ make -C "$tree" -j"$(nproc)" NO_GNUTLS=1 criu > "$BUILD/criu-$flavour/build.log"
 make -C "$tree" -j"$(nproc)" NO_GNUTLS=1 crit > "$BUILD/criu-$flavour/build-crit.log" 2>&1 ||
 	{ tail -20 "$BUILD/criu-$flavour/build-crit.log"; die "crit ($flavour) build failed"; }
 install_file "$tree/criu/criu" "$BUILD/criu-$flavour/criu"
+# only a tree built from scratch: an incremental build may hold objects of
+# files since changed back, which the key would not tell apart
+if [ -n "$fresh" ]; then
+	mkdir -p "$CACHE/criu"
+	tar -cf "$cached.$$" -C "$tree" . && mv "$cached.$$" "$cached" || die "cannot write $cached"
+	# the newest four trees of a flavour are kept
+	ls -t "$CACHE/criu/$flavour"-*.tar | tail -n +5 | xargs -r rm -f
+fi
 say "criu ($flavour) ready: $("$BUILD/criu-$flavour/criu" --version | head -1)"
