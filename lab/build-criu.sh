@@ -31,11 +31,12 @@ overlay=()
 [ "$flavour" = cet ] && mapfile -t overlay < <(cd "$TOP" && find criu compel images -type f ! -name .gitkeep 2>/dev/null | LC_ALL=C sort)
 built=$(cd "$TOP" && key -s "$inputs" "${overlay[@]}")
 cached=$CACHE/criu/$flavour-$built.tar
-fresh=
+fresh= restored=
 if { [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$inputs" ]; } && [ -f "$cached" ]; then
 	rm -rf "$tree" && mkdir -p "$tree"
 	tar -xf "$cached" -C "$tree" || die "cannot unpack $cached"
 	echo "$inputs" > "$stamp"
+	restored=1
 	say "criu ($flavour) tree from cache ($built)"
 elif [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$inputs" ]; then
 	fresh=1
@@ -57,12 +58,15 @@ if [ "$flavour" = cet ]; then
 		[ -d "$TOP/$d" ] && rsync -rc --exclude=.gitkeep "$TOP/$d/" "$tree/$d/"
 	done
 fi
-say "building criu ($flavour)"
-make -C "$tree" -j"$(nproc)" NO_GNUTLS=1 criu > "$BUILD/criu-$flavour/build.log" 2>&1 ||
-	{ grep -E 'error|Error' "$BUILD/criu-$flavour/build.log" | head -20; die "criu ($flavour) build failed"; }
-# crit and pycriu (with our images/cet.proto): the host reads lab images with them
-make -C "$tree" -j"$(nproc)" NO_GNUTLS=1 crit > "$BUILD/criu-$flavour/build-crit.log" 2>&1 ||
-	{ tail -20 "$BUILD/criu-$flavour/build-crit.log"; die "crit ($flavour) build failed"; }
+# a tree from the cache is built already (CRIU's make takes 10 s to say so)
+if [ -z "$restored" ]; then
+	say "building criu ($flavour)"
+	make -C "$tree" -j"$(nproc)" NO_GNUTLS=1 criu > "$BUILD/criu-$flavour/build.log" 2>&1 ||
+		{ grep -E 'error|Error' "$BUILD/criu-$flavour/build.log" | head -20; die "criu ($flavour) build failed"; }
+	# crit and pycriu (with our images/cet.proto): the host reads lab images with them
+	make -C "$tree" -j"$(nproc)" NO_GNUTLS=1 crit > "$BUILD/criu-$flavour/build-crit.log" 2>&1 ||
+		{ tail -20 "$BUILD/criu-$flavour/build-crit.log"; die "crit ($flavour) build failed"; }
+fi
 install_file "$tree/criu/criu" "$BUILD/criu-$flavour/criu"
 # only a tree built from scratch: an incremental build may hold objects of
 # files since changed back, which the key would not tell apart
