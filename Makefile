@@ -163,7 +163,7 @@ deb: criu-cet
 # tests built plain and as shadow-stack tests (lab/build-zdtm-upstream.sh),
 # Python for the guest (lab/zdtm-runtime.sh), as an overlay
 .PHONY: zdtm zdtm-flows zdtm-overlay
-zdtm-overlay: deps criu-stock criu-cet
+zdtm-overlay: deps criu-stock criu-cet zdtm-cet
 	@bash lab/zdtm-overlay.sh > /dev/null
 
 # the whole default set: criu-cet, stock 4.1.1 (plain, shadow stacks) and

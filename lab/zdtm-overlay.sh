@@ -48,11 +48,38 @@ awk '$1 == "plain" { for (i = 3; i <= NF; i++) print $i }' "$tests/runtime-needs
 		done
 	done
 
+# stage_cet_tests TREE: our shadow-stack tests (test/zdtm/cet, built by
+# make zdtm-cet) as TREE/zdtm/cet/NAME, run by zdtm.py like the base CRIU's,
+# with their .desc and .checkskip files and cet-abi.h where their Makefile
+# looks; the binaries newer than ZDTM's library, so that make starts them
+# and builds nothing (the guest has no compiler).  lists/cet names them.
+cet_built=$BUILD/zdtm-cet/tree
+[ -d "$cet_built/test/zdtm/cet" ] || die "no ZDTM CET tests built (make zdtm-cet)"
+cet_tests=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP"/test/zdtm/cet/{lab,extra}.list | awk '{ print $1 }')
+# Make needs no objects or sources for that; the plain tree gets hard links
+# to the shstk tree's (one copy in the cpio).
+stage_cet_tests() {
+	local dir=$1/zdtm/cet t
+	if [ -n "${2:-}" ]; then
+		cp -al "$2/zdtm/cet" "$dir" && cp -al "$2/../criu" "$1/../criu"
+		return
+	fi
+	mkdir -p "$dir" "$1/../criu/arch/x86/cet"
+	cp -a "$cet_built/test/zdtm/cet/Makefile" "$cet_built/test/zdtm/cet/cetlib.h" \
+		"$TOP"/test/zdtm/cet/*.checkskip "$TOP"/test/zdtm/cet/*.desc "$dir/"
+	cp -a "$cet_built/criu/arch/x86/cet/cet-abi.h" "$1/../criu/arch/x86/cet/"
+	for t in $cet_tests; do
+		[ -x "$cet_built/test/zdtm/cet/$t" ] || die "ZDTM CET test $t was not built"
+		cp "$cet_built/test/zdtm/cet/$t" "$dir/$t"
+	done
+}
+for t in $cet_tests; do echo "zdtm/cet/$t"; done > "$dest/lists/cet"
+
 # pycriu as zdtm.py imports it (test/pycriu), with criu-cet's images
 criu_tree_lock cet
 build_pycriu "$BUILD/criu-cet/src"
 criu_tree_unlock
-for build in plain shstk; do
+for build in shstk plain; do
 	tree=$dest/$build/test
 	cp -a "$tests/$build" "$dest/$build"
 	rm -rf "$tree/pycriu" && cp -rL "$BUILD/criu-cet/src/lib/pycriu" "$tree/pycriu"
@@ -60,6 +87,7 @@ for build in plain shstk; do
 		patch -d "$dest/$build" -p1 --quiet < "$p" || die "$(basename "$p") does not apply to the $build tree"
 	done
 	cp "$UPSTREAM/shstk_state.py" "$tree/zdtm/"
+	stage_cet_tests "$tree" $([ $build = plain ] && echo "$dest/shstk/test")
 done
 cp "$UPSTREAM/zdtm_results.py" "$dest/"
 cp "$tests/build-failures.txt" "$dest/"

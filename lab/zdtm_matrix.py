@@ -19,8 +19,10 @@ BUILD:CRIU[:FLOW],... (builds plain, shstk; CRIUs criu-cet, stock,
 criu-4.2.1; flows pre2, page-server, lazy-pages, rpc).  --repeat K runs the
 whole set K times: a test passes a run only if it passed every time.
 
-It prints a row per test (PASS, FAIL and why, SKIP and why), the tests in
-which criu-cet and stock differ, and last, one line per kernel:
+Our own shadow-stack tests (test/zdtm/cet) run beside the default set and
+are judged apart: criu-cet passes each in every run (a line per kernel
+counts them).  It prints a row per test (PASS, FAIL and why, SKIP and why),
+the tests in which criu-cet and stock differ, and last, one line per kernel:
 
     zdtm: <kernel> plain: criu-cet P/N stock Q/N; shstk: criu-cet R/N stock S/N criu-4.2.1 T/N; wall M min
 
@@ -126,14 +128,18 @@ def run_matrix(args):
     excluded = zdtm_plan.read_exclusions(os.path.join(UPSTREAM, "exclude.list"))
     tests = zdtm_plan.read_list(args.tests) if args.tests else default_set(tree)
     tests = [t for t in tests if t not in excluded]
+    # our own shadow-stack tests (test/zdtm/cet) beside the default set,
+    # judged apart: they turn shadow stacks on themselves, in either build
+    ours = [] if args.tests or args.no_ours else zdtm_plan.read_list(
+        os.path.join(overlay, "lab", "zdtm-upstream", "lists", "cet"))
     jobs = []
     for rep in range(args.repeat):
         for kernel in args.kernels.split(","):
-            for i, part in enumerate(chunks(tests, args.chunk)):
+            for i, part in enumerate(chunks(tests + ours, args.chunk)):
                 name = f"{kernel}-{rep}-{i}"
                 plan = plan_overlay(name, tree, part, runs)
                 jobs.append((name, kernel, [overlay, plan] + extra, len(part), len(runs)))
-    print(f"zdtm: {len(tests)} tests ({len(excluded)} excluded), {len(runs)} runs, "
+    print(f"zdtm: {len(tests)} tests ({len(excluded)} excluded) and {len(ours)} of ours, {len(runs)} runs, "
           f"{len(jobs)} boots, {os.cpu_count()} at a time", flush=True)
     t0 = time.monotonic()
     docs = []
@@ -150,7 +156,7 @@ def run_matrix(args):
     wall = time.monotonic() - t0
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(OUT, "results.json"), "w") as f:
-        json.dump({"tests": tests, "runs": runs, "wall": wall, "excluded": excluded,
+        json.dump({"tests": tests, "ours": ours, "runs": runs, "wall": wall, "excluded": excluded,
                    "failures": {f"{b} {t}": r for (b, t), r in build_failures(
                        os.path.join(overlay, "lab", "zdtm-upstream", "build-failures.txt")).items()},
                    "boots": docs}, f, indent=1)
@@ -199,21 +205,23 @@ def report(path, out=sys.stdout):
         doc = json.load(f)
     cells = {k: verdict(v) for k, v in collect(doc).items()}
     kernels = sorted({b["kernel"] for b in doc["boots"]}, key=lambda k: k != "stock")
-    runs, tests = doc["runs"], doc["tests"]
+    runs, tests, ours = doc["runs"], doc["tests"], doc.get("ours", [])
     short = {"PASS": "ok", "FAIL": "FAIL", "SKIP": "skip", "none": "none"}
     print("zdtm: " + "test".ljust(44) + " ".join(f"{k[:3]}:{r}".ljust(22) for k in kernels for r in runs), file=out)
-    for t in tests:
+    for t in tests + ours:
         row = [short[cells.get((k, r, t), ("none", ""))[0]].ljust(22) for k in kernels for r in runs]
         print("zdtm: " + t.ljust(44) + " ".join(row), file=out)
     print("zdtm: why, for every test that did not pass:", file=out)
-    for t in tests:
+    for t in tests + ours:
         for k in kernels:
             for r in runs:
                 status, why = cells.get((k, r, t), ("none", "no result"))
                 if status != "PASS":
                     print(f"zdtm:   {t} {k} {r}: {status} {why}", file=out)
-    missed = targets(cells, kernels, runs, tests, out)
+    missed = targets(cells, kernels, runs, tests, out) + ours_targets(cells, kernels, runs, ours, out)
     for k in kernels:
+        if ours:
+            print(ours_line(cells, k, runs, ours), file=out)
         print(summary_line(cells, k, runs, tests, doc.get("wall", 0)), file=out)
     broken = [b["boot_name"] for b in doc["boots"] if b.get("stopped")]
     if broken:
@@ -249,6 +257,25 @@ def targets(cells, kernels, runs, tests, out):
     return missed
 
 
+def ours_targets(cells, kernels, runs, ours, out):
+    """criu-cet passes each of our tests in every run (or zdtm.py skips it:
+    its .checkskip found no shadow stacks); the number missed."""
+    missed = 0
+    for k in kernels:
+        for r in (r for r in runs if r.split(":")[1] == "criu-cet"):
+            for t in ours:
+                status, why = cells.get((k, r, t), ("none", "no result"))
+                if status not in ("PASS", "SKIP"):
+                    print(f"zdtm: TARGET {k} {r}: {t} (ours) {status} {why}", file=out)
+                    missed += 1
+    return missed
+
+
+def ours_line(cells, kernel, runs, ours):
+    return (f"zdtm: {kernel} ours (test/zdtm/cet): " +
+            " ".join(f"{r} {len(passes(cells, kernel, r, ours))}/{len(ours)}" for r in runs))
+
+
 def summary_line(cells, kernel, runs, tests, wall):
     n = len(tests)
 
@@ -266,7 +293,8 @@ def main(argv):
     ap.add_argument("--kernels", default="stock,patched")
     ap.add_argument("--runs", default=DEFAULT_RUNS, help=f"default {DEFAULT_RUNS}; flows: {FLOW_RUNS}")
     ap.add_argument("--flows", action="store_true", help="the shadow-stack flows instead: " + FLOW_RUNS)
-    ap.add_argument("--tests", help="a list file instead of the whole default set")
+    ap.add_argument("--tests", help="a list file instead of the whole default set (and ours)")
+    ap.add_argument("--no-ours", action="store_true", help="without our own tests (test/zdtm/cet)")
     ap.add_argument("--chunk", type=int, default=40, help="tests a boot")
     ap.add_argument("--repeat", type=int, default=1, help="runs of the whole set (a test must pass each)")
     args = ap.parse_args(argv)

@@ -121,3 +121,62 @@ def test_matrix_targets():
     assert zdtm_matrix.summary_line(cells, "stock", runs, tests, 120) == \
         "zdtm: stock plain: criu-cet 1/3 stock 2/3; shstk: criu-cet 1/3 stock 1/3 criu-4.2.1 -; wall 2 min"
     assert zdtm_matrix.verdict([("PASS", ""), ("FAIL", "x")]) == ("FAIL", "x (1/2 passed)")
+
+
+import shstk_state  # noqa: E402
+
+
+def _proc(ss, locked="shstk wrss"):
+    return {"1": {"threads": {"1": ("1", "shstk", locked, "S")}, "ss": ss, "ssp": {}}}
+
+
+def test_shstk_state_sees_an_extra_or_lost_mapping():
+    before = _proc(["7f0000-7f8000"])
+    assert shstk_state.compare(before, _proc(["7f0000-7f8000"])) == []
+    extra = shstk_state.compare(before, _proc(["7f0000-7f8000", "6f0000-6f8000"]))
+    assert extra and "ss mappings 1 -> 2" in extra[0]
+    assert shstk_state.compare(before, _proc([]))
+    assert shstk_state.compare(before, _proc(["7f0000-7f8000"], locked="shstk")) == \
+        ["thread 1: locked 'shstk wrss' -> 'shstk'"]
+
+
+def test_shstk_state_new_ss_allows_exactly_n_new_or_none():
+    """A .desc 'shstk_new_ss': N test: N new stacks by design on a stock
+    kernel, none on one that says which stacks it owns; nothing lost."""
+    before = _proc(["a-b", "c-d"])
+    assert shstk_state.compare(before, _proc(["a-b", "c-d", "e-f", "g-h"]), new_ss=2) == []
+    assert shstk_state.compare(before, _proc(["a-b", "c-d"]), new_ss=2) == []
+    assert shstk_state.compare(before, _proc(["a-b", "c-d", "e-f"]), new_ss=2)
+    assert shstk_state.compare(before, _proc(["a-b", "e-f", "g-h"]), new_ss=2)
+
+
+def test_our_tests_must_pass_with_criu_cet_in_every_run():
+    class Out:
+        lines = []
+
+        def write(self, s):
+            self.lines.append(s)
+    runs = ["plain:criu-cet", "plain:stock", "shstk:criu-cet"]
+    ours = ["zdtm/cet/recursion", "zdtm/cet/plain"]
+    cells = {("stock", "plain:criu-cet", "zdtm/cet/recursion"): ("PASS", ""),
+             ("stock", "plain:criu-cet", "zdtm/cet/plain"): ("SKIP", "checkskip"),
+             ("stock", "plain:stock", "zdtm/cet/recursion"): ("FAIL", "shadow stack: x"),
+             ("stock", "shstk:criu-cet", "zdtm/cet/recursion"): ("FAIL", "CRIU dump: y")}
+    assert zdtm_matrix.ours_targets(cells, ["stock"], runs, ours, Out()) == 2   # a FAIL, a missing result
+    assert zdtm_matrix.ours_line(cells, "stock", runs, ours) == \
+        "zdtm: stock ours (test/zdtm/cet): plain:criu-cet 1/2 plain:stock 0/2 shstk:criu-cet 0/2"
+
+
+def test_shstk_state_compares_our_tests_whole():
+    class T:
+        def __init__(self, name, static):
+            self.name, self.st = name, static
+
+        def static(self):
+            return self.st
+
+        def getname(self):
+            return self.name
+    assert shstk_state._holds_still(T("zdtm/static/env00", True))
+    assert shstk_state._holds_still(T("zdtm/cet/recursion", False))
+    assert not shstk_state._holds_still(T("zdtm/transition/fork", False))
