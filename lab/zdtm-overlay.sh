@@ -12,9 +12,10 @@
 #   both with test/zdtm/upstream/zdtm.py-*.patch applied (the shadow-stack
 #   check, zdtm/shstk_state.py; a test's own ELF loader in the ns root) and
 #   pycriu generated from criu-cet's images
-#   /lab/zdtm-upstream/lists/     the make test sample by flavour, and plan: what
-#                                 the suite runs (the sample on shadow stacks
-#                                 with criu-cet and stock 4.1.1; lab/zdtm_plan.py)
+#   /lab/zdtm-upstream/lists/     the make test sample (and ours, lists/cet) by
+#                                 flavour, and plan: what the suite runs (those
+#                                 on shadow stacks with criu-cet and stock
+#                                 4.1.1; lab/zdtm_plan.py)
 # An overlay, not the initramfs: only the ZDTM boots pay for Python and
 # two builds of the tests.  Prints the folder.
 #
@@ -52,10 +53,12 @@ awk '$1 == "plain" { for (i = 3; i <= NF; i++) print $i }' "$tests/runtime-needs
 # make zdtm-cet) as TREE/zdtm/cet/NAME, run by zdtm.py like the base CRIU's,
 # with their .desc and .checkskip files and cet-abi.h where their Makefile
 # looks; the binaries newer than ZDTM's library, so that make starts them
-# and builds nothing (the guest has no compiler).  lists/cet names them.
+# and builds nothing (the guest has no compiler).  lists/cet names them:
+# lab.list's (extra.list's run only in the special modes of
+# lab/guest/zdtm_cet_run.c, such as leave-running).
 cet_built=$BUILD/zdtm-cet/tree
 [ -d "$cet_built/test/zdtm/cet" ] || die "no ZDTM CET tests built (make zdtm-cet)"
-cet_tests=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP"/test/zdtm/cet/{lab,extra}.list | awk '{ print $1 }')
+cet_tests=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/test/zdtm/cet/lab.list" | awk '{ print $1 }')
 # Make needs no objects or sources for that; the plain tree gets hard links
 # to the shstk tree's (one copy in the cpio).
 stage_cet_tests() {
@@ -91,9 +94,10 @@ for build in shstk plain; do
 done
 cp "$UPSTREAM/zdtm_results.py" "$dest/"
 cp "$tests/build-failures.txt" "$dest/"
-# the sample on shadow stacks with criu-cet and stock 4.1.1, each test in
-# one flavour (lab/zdtm_plan.py)
-"$PY" "$TOP/lab/zdtm_plan.py" write --tree "$dest/plain/test" --tests "$UPSTREAM/sample.list" \
+# the sample and our own tests on shadow stacks with criu-cet and stock
+# 4.1.1, each test in one flavour (lab/zdtm_plan.py)
+cat "$UPSTREAM/sample.list" "$dest/lists/cet" > "$dest/lists/sample+cet"
+"$PY" "$TOP/lab/zdtm_plan.py" write --tree "$dest/plain/test" --tests "$dest/lists/sample+cet" \
 	--runs shstk:criu-cet,shstk:stock --out "$dest" > /dev/null || die "no plan"
 publish_overlay "$link" "$out"
 say "zdtm overlay $(du -sh "$out" | cut -f1) -> $link" >&2

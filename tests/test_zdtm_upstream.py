@@ -11,7 +11,9 @@ features, locks and SSP and every shadow-stack mapping.
 criu-cet must pass every test of the sample that is not in
 exclude.list; stock's verdicts are beside it: where stock passes a test,
 criu-cet must too, and a failure both share (stock's not at the shadow-stack
-check, which stock fails in nearly every test) is an xfail that names them.  make zdtm runs the whole default set."""
+check, which stock fails in nearly every test) is an xfail that names them.
+Our own tests (test/zdtm/cet) run in the same boots under zdtm.py: criu-cet
+must pass each.  make zdtm runs the whole default set."""
 
 import os
 import sys
@@ -28,6 +30,11 @@ pytestmark = pytest.mark.lab
 UPSTREAM = os.path.join(TOP, "test", "zdtm", "upstream")
 SAMPLE = zdtm_plan.read_list(os.path.join(UPSTREAM, "sample.list"))
 EXCLUDED = zdtm_plan.read_exclusions(os.path.join(UPSTREAM, "exclude.list"))
+# our own shadow-stack tests (test/zdtm/cet/lab.list) run by zdtm.py in the
+# same boots
+OURS = ["zdtm/cet/" + line.split()[0]
+        for line in zdtm_plan.read_list(os.path.join(TOP, "test", "zdtm", "cet", "lab.list"))]
+NO_SHSTK = {"zdtm/cet/plain"}    # ours that never turns a shadow stack on
 KERNELS = ("stock", "patched")
 # a boot a CRIU (each runs the sample once, about ten minutes): criu-cet on
 # both kernels, stock 4.1.1 beside it on the stock kernel
@@ -91,7 +98,7 @@ def test_every_exclusion_has_a_reason():
 @pytest.mark.parametrize("criu", ["criu-cet", "stock"])
 def test_every_test_has_a_verdict(criu, cet, stock):
     got = {"criu-cet": cet, "stock": stock}[criu]
-    missing = [t for t in SAMPLE if t not in got]
+    missing = [t for t in SAMPLE + OURS if t not in got]
     assert not missing, f"{criu}: no verdict for {missing}"
 
 
@@ -116,3 +123,16 @@ def test_criu_cet_passes_what_stock_passes(cet, stock):
     worse = [f"{t}: {cet.get(t, ('none', ''))}" for t, (s, _) in stock.items()
              if s == "PASS" and cet.get(t, ("none",))[0] != "PASS"]
     assert not worse, f"stock 4.1.1 passes, criu-cet does not: {worse}"
+
+
+@pytest.mark.parametrize("test", OURS)
+def test_criu_cet_passes_ours(test, cet):
+    """Our own tests under zdtm.py: zdtm.py's checks and the shadow-stack
+    compare (whole task trees; .desc 'shstk_new_ss' where stacks are added
+    by design).  Stock's verdicts are in the boot's log, not judged."""
+    status, detail = cet.get(test, ("none", "no verdict"))
+    if status == "SKIP":
+        pytest.skip(f"zdtm.py skipped it: {detail}")
+    assert status == "PASS", f"criu-cet: {status} {detail}"
+    if test not in NO_SHSTK:
+        assert "shstk=0" not in detail, f"{test} passed with no thread on a shadow stack: {detail}"
