@@ -20,9 +20,9 @@ PACKAGES=(
 	# the CET glibc (lab/build-glibc.sh): its configure and scripts want GNU awk
 	gawk
 	# zdtm.py in the guest (lab/zdtm-runtime.sh): Debian's python3.11 and the
-	# tools busybox lacks (bash, tar, coreutils, util-linux and libc-bin's
-	# ldd are Essential)
-	python3.11 make iproute2 mount
+	# tools busybox lacks (bash, tar, coreutils, diffutils, util-linux and
+	# libc-bin's ldd are Essential; nft for the tests whose .desc needs it)
+	python3.11 make iproute2 mount nftables
 	# tests
 	python3-pytest
 )

@@ -49,6 +49,9 @@
 #                                                      ip_tables), libxt_{standard,mark}
 # criu: tar --create --gzip --no-unquote ...         tar (GNU; busybox tar lacks
 #   (tmpfs mounts: the ns flavours' /dev)              these options)
+# sort, diff, nft (tests' .desc 'deps': copied      coreutils, diffutils,
+#   into the ns root from these paths: bridge,         nftables
+#   cr_veth*, netns*, sit, macvlan, ...)
 # strace (--strace), criu-image-streamer (--stream), not staged (options the
 #   junit_xml (--junit), pkg-config (Makefiles'       lab does not use; pkg-config's
 #   bpf test check)                                    absence only drops bpf tests)
@@ -65,7 +68,7 @@ DIST=/usr/lib/python3/dist-packages
 [ -x "$P" ] || die "$P is missing (apt-get install python3.11)"
 [ -f "$tree/test/zdtm.py" ] && [ -d "$tree/lib/pycriu" ] || die "$tree is not a CRIU source tree"
 "$P" -c 'import yaml, google.protobuf' 2>/dev/null || die "python3-yaml or python3-protobuf is missing"
-for c in make bash ldd flock mount rm tar protoc; do
+for c in make bash ldd flock mount rm tar sort diff nft protoc; do
 	command -v "$c" > /dev/null || die "$c is missing (lab/install-deps.sh)"
 done
 ip=/usr/sbin/ip; [ -x $ip ] || ip=/sbin/ip
@@ -191,6 +194,9 @@ install -D /usr/bin/flock "$out/usr/bin/flock"
 install -D /usr/bin/mount "$out/usr/bin/mount"
 install -D /usr/bin/rm "$out/usr/bin/rm"
 install -D /usr/bin/tar "$out/usr/bin/tar"
+install -D /usr/bin/sort "$out/usr/bin/sort"
+install -D /usr/bin/diff "$out/usr/bin/diff"
+install -D /usr/sbin/nft "$out/usr/sbin/nft"
 install -D "$ip" "$out/usr/sbin/ip"
 install -D /usr/sbin/xtables-nft-multi "$out/usr/sbin/xtables-nft-multi"
 for t in iptables ip6tables; do
