@@ -103,7 +103,22 @@ def plan_overlay(name, tree, tests, runs):
     return folder
 
 
-def boot(name, kernel, overlays, ntests, nruns):
+def finished_boot(name):
+    """The results of a boot of an earlier run that finished (--resume), or None."""
+    path = os.path.join(BUILD, "lab-results", f"zdtm-{name}", "results.json")
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return None if doc.get("stopped") or not doc.get("results") else doc
+
+
+def boot(name, kernel, overlays, ntests, nruns, resume=False):
+    done = resume and finished_boot(name)
+    if done:
+        print(f"zdtm: boot {name} finished in an earlier run: its results are kept", flush=True)
+        return done
     # a C/R of a ZDTM test takes seconds of wall time in the lab; be generous
     timeout = 600 + 60 * ntests * nruns
     try:
@@ -144,7 +159,7 @@ def run_matrix(args):
     t0 = time.monotonic()
     docs = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        futures = {pool.submit(boot, *job): job for job in jobs}
+        futures = {pool.submit(boot, *job, resume=args.resume): job for job in jobs}
         for fut in concurrent.futures.as_completed(futures):
             name, kernel = futures[fut][:2]
             doc = fut.result()
@@ -295,6 +310,8 @@ def main(argv):
     ap.add_argument("--flows", action="store_true", help="the shadow-stack flows instead: " + FLOW_RUNS)
     ap.add_argument("--tests", help="a list file instead of the whole default set (and ours)")
     ap.add_argument("--no-ours", action="store_true", help="without our own tests (test/zdtm/cet)")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the results of the boots an earlier run finished (the same chunks)")
     ap.add_argument("--chunk", type=int, default=40, help="tests a boot")
     ap.add_argument("--repeat", type=int, default=1, help="runs of the whole set (a test must pass each)")
     args = ap.parse_args(argv)
