@@ -69,12 +69,12 @@ def make_iso(workdir, bzimage, initrd, cmdline):
     return iso
 
 
-def write_bochsrc(workdir, iso, serial):
+def write_bochsrc(workdir, iso, serial, megs=512):
     # info/error logging is ignored: Bochs 3.0 can deadlock when its SIGALRM
     # handler logs while the CPU loop holds the log lock.
     rc = os.path.join(workdir, "bochsrc")
     with open(rc, "w") as f:
-        f.write(f"""megs: 512
+        f.write(f"""megs: {megs}
 cpu: model=tigerlake, count=1, ips={IPS}, ignore_bad_msrs=1
 romimage: file={need(BIOS, "apt install bochsbios")}
 vgaromimage: file={need(VGABIOS, "apt install vgabios")}
@@ -203,7 +203,7 @@ def overlay_list(overlay):
 
 
 def run_lab(suites, kernel="stock", timeout=900, boot_timeout=180, echo=False, keep=None, overlay=None,
-            cmdline=""):
+            cmdline="", megs=512):
     bochs = need(os.path.join(BUILD, "bochs", "bochs"), "make bochs")
     bzimage = need(os.path.join(BUILD, "kernel", kernel, "bzImage"), f"make kernel-{kernel}")
     initrd = need(os.path.join(BUILD, "initramfs.cpio"), "make initramfs")
@@ -213,7 +213,7 @@ def run_lab(suites, kernel="stock", timeout=900, boot_timeout=180, echo=False, k
         initrd = append_overlays(initrd, overlay_list(overlay), workdir)
     iso = make_iso(workdir, bzimage, initrd, kernel_cmdline(suites, cmdline))
     serial = os.path.join(workdir, "serial.log")
-    rc = write_bochsrc(workdir, iso, serial)
+    rc = write_bochsrc(workdir, iso, serial, megs)
     for attempt in (1, 2):
         if os.path.exists(serial):
             os.unlink(serial)
@@ -229,7 +229,7 @@ def run_lab(suites, kernel="stock", timeout=900, boot_timeout=180, echo=False, k
     return boot, stopped, wall
 
 
-def lab_to_json(who, suites, kernel, name=None, overlay=None, timeout=None):
+def lab_to_json(who, suites, kernel, name=None, overlay=None, timeout=None, megs=None):
     """Boot the lab in a run.py of its own for @suites; its parsed results
     (run.py --json), with "folder": build/lab-results/<name or who>, where
     the serial log is kept.  @who names the caller in what it prints."""
@@ -245,6 +245,8 @@ def lab_to_json(who, suites, kernel, name=None, overlay=None, timeout=None):
         cmd += ["--overlay", folder]
     if timeout:
         cmd += ["--timeout", str(timeout)]
+    if megs:
+        cmd += ["--megs", str(megs)]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if not os.path.exists(js):
         sys.stderr.write(p.stdout[-3000:] + p.stderr[-3000:])
@@ -267,11 +269,13 @@ def main(argv):
     ap.add_argument("--overlay", metavar="DIR", action="append",
                     help="add the files of DIR to the guest's root (again for more folders)")
     ap.add_argument("--cmdline", default="", metavar="ARGS", help="more kernel command line")
+    ap.add_argument("--megs", type=int, default=512,
+                    help="guest RAM in MiB (its initramfs, and all it writes, live in half of it)")
     args = ap.parse_args(argv)
     try:
         boot, stopped, wall = run_lab(args.suites.split(","), args.kernel, args.timeout,
                                       echo=args.show or args.echo, keep=args.keep,
-                                      overlay=args.overlay, cmdline=args.cmdline)
+                                      overlay=args.overlay, cmdline=args.cmdline, megs=args.megs)
     except (LabError, subprocess.CalledProcessError) as e:
         print(f"lab: error: {e}", file=sys.stderr)
         return 2

@@ -51,6 +51,10 @@ OUT = os.path.join(BUILD, "zdtm")
 DEFAULT_RUNS = "plain:criu-cet,plain:stock,shstk:criu-cet,shstk:stock,shstk:criu-4.2.1"
 FLOW_RUNS = ",".join(f"shstk:criu-cet:{f}" for f in ("pre2", "page-server", "lazy-pages", "rpc"))
 PREFIX = "zdtm."
+# guest RAM of a matrix boot: zdtm.py keeps the images of every failed test
+# (stock and 4.2.1 fail most on shadow stacks) in the guest's rootfs, half of
+# its RAM; with 512 MiB a boot ran out of space at its 13th test of 40
+MEGS = 2048
 
 
 def overlay_folder():
@@ -123,7 +127,7 @@ def boot(name, kernel, overlays, ntests, nruns, resume=False):
     timeout = 600 + 60 * ntests * nruns
     try:
         return lab_to_json("zdtm", "zdtm-upstream", kernel, name=f"zdtm-{name}", overlay=overlays,
-                           timeout=timeout)
+                           timeout=timeout, megs=MEGS)
     except SystemExit as e:
         return {"stopped": str(e), "results": [], "wall": 0}
 
