@@ -11,6 +11,7 @@
  * stacks exist to stop: it then reports how it was stopped.
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <time.h>
@@ -23,13 +24,23 @@ static const char *status_path;
 static volatile sig_atomic_t smash_requested;
 static unsigned long count;
 
+/*
+ * A new file renamed over the old: the suite reads the status while the
+ * service rewrites it every tick, and a truncated file read between
+ * O_TRUNC and write() made a check see empty fields.
+ */
 static void write_status(const char *text)
 {
-	int fd = open(status_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	char tmp[PATH_MAX];
+	int fd;
 
+	snprintf(tmp, sizeof(tmp), "%s.tmp", status_path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0 || write(fd, text, strlen(text)) < 0)
 		exit(2);
 	close(fd);
+	if (rename(tmp, status_path))
+		exit(2);
 }
 
 /* how deep the shadow stack is: its top, from smaps, minus SSP */
