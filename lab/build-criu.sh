@@ -31,14 +31,15 @@ overlay=()
 [ "$flavour" = cet ] && mapfile -t overlay < <(cd "$TOP" && find criu compel images -type f ! -name .gitkeep 2>/dev/null | LC_ALL=C sort)
 built=$(cd "$TOP" && key -s "$inputs" "${overlay[@]}")
 cached=$CACHE/criu/$flavour-$built.tar
-fresh= restored=
-if { [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$inputs" ]; } && [ -f "$cached" ]; then
+fresh= restored= stale=
+[ -f "$stamp" ] && [ "$(cat "$stamp")" = "$inputs" ] || stale=1
+if [ -n "$stale" ] && [ -f "$cached" ]; then
 	rm -rf "$tree" && mkdir -p "$tree"
 	tar -xf "$cached" -C "$tree" || die "cannot unpack $cached"
 	echo "$inputs" > "$stamp"
 	restored=1
 	say "criu ($flavour) tree from cache ($built)"
-elif [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$inputs" ]; then
+elif [ -n "$stale" ]; then
 	fresh=1
 	tarball=$(fetch $pin)
 	say "unpacking $(basename "$tarball") ($flavour)"
