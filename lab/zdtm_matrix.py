@@ -109,7 +109,7 @@ def plan_overlay(name, tree, tests, runs):
 
 
 def finished_boot(name):
-    """The results of a boot of an earlier run that finished (--resume), or None."""
+    """The results of a boot of an earlier run that finished, or None."""
     path = os.path.join(BUILD, "lab-results", f"zdtm-{name}", "results.json")
     try:
         with open(path) as f:
@@ -119,11 +119,33 @@ def finished_boot(name):
     return None if doc.get("stopped") or not doc.get("results") else doc
 
 
-def boot(name, kernel, overlays, ntests, nruns, resume=False):
-    done = resume and finished_boot(name)
-    if done:
-        print(f"zdtm: boot {name} finished in an earlier run: its results are kept", flush=True)
-        return done
+def earlier_boots(prefix, runs):
+    """--resume: the boots an earlier run finished under prefix (however its
+    set was cut into chunks), the tests they ran through every run, and the
+    next free chunk number."""
+    folder = os.path.join(BUILD, "lab-results")
+    kept, done, last = [], set(), -1
+    for entry in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        index = entry[len(f"zdtm-{prefix}"):]
+        if not entry.startswith(f"zdtm-{prefix}") or not index.isdigit():
+            continue
+        last = max(last, int(index))
+        doc = finished_boot(entry[len("zdtm-"):])
+        if not doc:
+            continue
+        covered = {}
+        for r in doc["results"]:
+            parts = split_name(r["name"])
+            run = parts and zdtm_plan.run_of(parts[0], runs)
+            if run:
+                covered.setdefault(parts[1], set()).add(run)
+        doc["boot_name"] = entry[len("zdtm-"):]
+        kept.append(doc)
+        done |= {t for t, have in covered.items() if have == set(runs)}
+    return kept, done, last + 1
+
+
+def boot(name, kernel, overlays, ntests, nruns):
     # a C/R of a ZDTM test takes seconds of wall time in the lab; be generous
     timeout = 600 + 60 * ntests * nruns
     try:
@@ -152,19 +174,29 @@ def run_matrix(args):
     # judged apart: they turn shadow stacks on themselves, in either build
     ours = [] if args.tests or args.no_ours else zdtm_plan.read_list(
         os.path.join(overlay, "lab", "zdtm-upstream", "lists", "cet"))
-    jobs = []
+    # flows and the default runs keep their boots' results apart
+    tag = "flows-" if args.flows else ""
+    jobs, docs = [], []
     for rep in range(args.repeat):
         for kernel in args.kernels.split(","):
-            for i, part in enumerate(chunks(tests + ours, args.chunk)):
-                name = f"{kernel}-{rep}-{i}"
+            prefix = f"{tag}{kernel}-{rep}-"
+            todo, first = tests + ours, 0
+            if args.resume:
+                kept, done, first = earlier_boots(prefix, runs)
+                todo = [t for t in todo if t not in done]
+                for doc in kept:
+                    doc["kernel"] = kernel
+                docs += kept
+                print(f"zdtm: {prefix}*: {len(done)} tests kept from {len(kept)} earlier boots", flush=True)
+            for i, part in enumerate(chunks(todo, args.chunk), start=first):
+                name = f"{prefix}{i}"
                 plan = plan_overlay(name, tree, part, runs)
                 jobs.append((name, kernel, [overlay, plan] + extra, len(part), len(runs)))
     print(f"zdtm: {len(tests)} tests ({len(excluded)} excluded) and {len(ours)} of ours, {len(runs)} runs, "
           f"{len(jobs)} boots, {os.cpu_count()} at a time", flush=True)
     t0 = time.monotonic()
-    docs = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        futures = {pool.submit(boot, *job, resume=args.resume): job for job in jobs}
+        futures = {pool.submit(boot, *job): job for job in jobs}
         for fut in concurrent.futures.as_completed(futures):
             name, kernel = futures[fut][:2]
             doc = fut.result()
@@ -173,7 +205,9 @@ def run_matrix(args):
             print(f"zdtm: boot {name} done: {len(doc['results'])} results, "
                   f"wall {doc.get('wall', 0) / 60:.1f} min{', stopped: ' + doc['stopped'] if doc.get('stopped') else ''}",
                   flush=True)
-    wall = time.monotonic() - t0
+    # boots kept by --resume ran as many at a time as this run's
+    wall = time.monotonic() - t0 + sum(d.get("wall", 0) for d in docs if d["boot_name"] not in
+                                       {j[0] for j in jobs}) / (os.cpu_count() or 1)
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(OUT, "results.json"), "w") as f:
         json.dump({"tests": tests, "ours": ours, "runs": runs, "wall": wall, "excluded": excluded,
@@ -316,7 +350,7 @@ def main(argv):
     ap.add_argument("--tests", help="a list file instead of the whole default set (and ours)")
     ap.add_argument("--no-ours", action="store_true", help="without our own tests (test/zdtm/cet)")
     ap.add_argument("--resume", action="store_true",
-                    help="keep the results of the boots an earlier run finished (the same chunks)")
+                    help="keep every test an earlier run's finished boots ran through all RUNS; run the rest")
     ap.add_argument("--chunk", type=int, default=40, help="tests a boot")
     ap.add_argument("--repeat", type=int, default=1, help="runs of the whole set (a test must pass each)")
     args = ap.parse_args(argv)

@@ -180,3 +180,29 @@ def test_shstk_state_compares_our_tests_whole():
     assert shstk_state._holds_still(T("zdtm/static/env00", True))
     assert shstk_state._holds_still(T("zdtm/cet/recursion", False))
     assert not shstk_state._holds_still(T("zdtm/transition/fork", False))
+
+
+def test_resume_keeps_tests_every_run_covered_however_chunked(tmp_path, monkeypatch):
+    """--resume keeps a test only if a finished boot ran it through every run;
+    a stopped boot counts for nothing, and new chunks do not reuse a number."""
+    import json
+    runs = ["plain:criu-cet", "shstk:criu-cet"]
+
+    def boot(name, results, stopped=None):
+        d = tmp_path / "lab-results" / f"zdtm-{name}"
+        d.mkdir(parents=True)
+        doc = {"results": [{"name": f"zdtm.{label}.{t}", "status": "PASS"} for label, t in results],
+               "wall": 60}
+        if stopped:
+            doc["stopped"] = stopped
+        (d / "results.json").write_text(json.dumps(doc))
+    boot("stock-0-0", [("plain.criu-cet.h", "zdtm/static/env00"), ("shstk.criu-cet.ns", "zdtm/static/env00"),
+                       ("plain.criu-cet.h", "zdtm/static/pipe00")])
+    boot("stock-0-3", [("plain.criu-cet.h", "zdtm/static/fifo"), ("shstk.criu-cet.ns", "zdtm/static/fifo")],
+         stopped="timeout")
+    boot("flows-stock-0-7", [("shstk.criu-cet.pre2.h", "zdtm/static/env00")])
+    monkeypatch.setattr(zdtm_matrix, "BUILD", str(tmp_path))
+    kept, done, first = zdtm_matrix.earlier_boots("stock-0-", runs)
+    assert [d["boot_name"] for d in kept] == ["stock-0-0"]
+    assert done == {"zdtm/static/env00"}
+    assert first == 4
