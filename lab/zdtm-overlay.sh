@@ -86,6 +86,8 @@ for build in shstk plain; do
 	tree=$dest/$build/test
 	cp -a "$tests/$build" "$dest/$build"
 	rm -rf "$tree/pycriu" && cp -rL "$BUILD/criu-cet/src/lib/pycriu" "$tree/pycriu"
+	# the tests' hooks import it from ../lib, as in CRIU's source tree
+	mkdir -p "$dest/$build/lib" && ln -s ../test/pycriu "$dest/$build/lib/pycriu"
 	for p in "$UPSTREAM"/zdtm.py-*.patch; do
 		patch -d "$dest/$build" -p1 --quiet < "$p" || die "$(basename "$p") does not apply to the $build tree"
 	done

@@ -138,3 +138,18 @@ def test_criu_cet_passes_ours(test, cet):
     assert status == "PASS", f"criu-cet: {status} {detail}"
     if test not in NO_SHSTK:
         assert "shstk=0" not in detail, f"{test} passed with no thread on a shadow stack: {detail}"
+
+
+def test_stock_restores_our_plain_test(stock):
+    """Our test without shadow stacks: stock CRIU 4.1.1 restores it under zdtm.py (nothing in
+    the test itself fails C/R)."""
+    status, detail = stock.get("zdtm/cet/plain", ("none", "no verdict"))
+    assert status == "PASS", f"stock 4.1.1: {status} {detail}"
+
+
+def test_stock_shadow_stack_baseline(stock):
+    """The gap criu-cet closes: stock 4.1.1 fails our shadow-stack recursion under zdtm.py.
+    If stock ever passes it, the baseline is stale and this fails."""
+    status, detail = stock.get("zdtm/cet/recursion", ("none", "no verdict"))
+    assert status == "FAIL", f"stock CRIU now passes the recursion test: {status} {detail}"
+    pytest.xfail(f"stock CRIU 4.1.1: {detail}")

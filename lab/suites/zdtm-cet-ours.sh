@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
-# The ZDTM CET tests dumped and restored by criu-cet (CRIU 4.1.1 + our CET subsystem).
-zdtm_cet_run --flavour criu-cet --criu /lab/criu-cet/criu --dir /lab/zdtm/cet
+# The ZDTM CET tests dumped and restored by criu-cet (CRIU 4.1.1 + our CET
+# subsystem), by the lab's runner; LAB_ZDTM_CET_ONLY=TEST,... narrows it
+# (suite zdtm-cet-runner).
+zdtm_cet_run --flavour criu-cet --criu /lab/criu-cet/criu --dir /lab/zdtm/cet \
+	${LAB_ZDTM_CET_ONLY:+--only "$LAB_ZDTM_CET_ONLY"}
 
 # How criu-cet learned which shadow stack the kernel owns for the thread
 # fiber_thread dumps on a fiber's stack: NT_X86_CET_USER, else the probe.
