@@ -206,3 +206,21 @@ def test_resume_keeps_tests_every_run_covered_however_chunked(tmp_path, monkeypa
     assert [d["boot_name"] for d in kept] == ["stock-0-0"]
     assert done == {"zdtm/static/env00"}
     assert first == 4
+
+
+def test_flows_keep_what_criu_cet_passes_without_them():
+    runs = ["shstk:criu-cet:pre2", "shstk:criu-cet:rpc"]
+    tests = ["zdtm/static/env00", "zdtm/static/maps00", "zdtm/static/uffd-events"]
+    base = {("stock", "shstk:criu-cet", t): ("PASS", "") for t in tests[:2]}
+    cells = {("stock", "shstk:criu-cet:pre2", "zdtm/static/env00"): ("PASS", ""),
+             ("stock", "shstk:criu-cet:pre2", "zdtm/static/maps00"): ("FAIL", "x"),
+             ("stock", "shstk:criu-cet:rpc", "zdtm/static/env00"): ("SKIP", "nolazy"),
+             ("stock", "shstk:criu-cet:rpc", "zdtm/static/maps00"): ("PASS", ""),
+             ("stock", "shstk:criu-cet:rpc", "zdtm/static/uffd-events"): ("FAIL", "not judged")}
+
+    class Out:
+        def write(self, s):
+            pass
+    assert zdtm_matrix.flow_targets(cells, ["stock"], runs, tests, base, Out()) == 1
+    assert zdtm_matrix.flows_line(cells, "stock", runs, tests, 600) == \
+        "zdtm-flows: stock shstk criu-cet: pre2 1/3 rpc 1/3; wall 10 min"
