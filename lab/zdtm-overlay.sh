@@ -19,17 +19,21 @@
 # An overlay, not the initramfs: only the ZDTM boots pay for Python and
 # two builds of the tests.  Prints the folder.
 #
-#   lab/zdtm-overlay.sh [all|sample]
+#   lab/zdtm-overlay.sh [all|sample|migrate]
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 UPSTREAM=$TOP/test/zdtm/upstream
 # "sample": only make test's sample built and staged (build/overlay-zdtm-sample);
+# "migrate": the same tests, and the plan of the migration boot (our tests
+# through zdtm.py's migration flows: lab/zdtm_plan.py MIGRATE_FLOWS);
 # default: every test (build/overlay-zdtm, for make zdtm)
-case ${1:-all} in
+variant=${1:-all}
+case $variant in
 all) list= link=$BUILD/overlay-zdtm tests=$BUILD/zdtm-upstream/stage ;;
 sample) list=$UPSTREAM/sample.list link=$BUILD/overlay-zdtm-sample tests=$BUILD/zdtm-upstream-sample/stage ;;
-*) die "usage: $0 [all|sample]" ;;
+migrate) list=$UPSTREAM/sample.list link=$BUILD/overlay-zdtm-migrate tests=$BUILD/zdtm-upstream-sample/stage ;;
+*) die "usage: $0 [all|sample|migrate]" ;;
 esac
 out=$link.$$
 dest=$out/lab/zdtm-upstream
@@ -99,8 +103,12 @@ cp "$tests/build-failures.txt" "$dest/"
 # the sample and our own tests on shadow stacks with criu-cet and stock
 # 4.1.1, each test in one flavour (lab/zdtm_plan.py)
 cat "$UPSTREAM/sample.list" "$dest/lists/cet" > "$dest/lists/sample+cet"
-"$PY" "$TOP/lab/zdtm_plan.py" write --tree "$dest/plain/test" --tests "$dest/lists/sample+cet" \
-	--runs shstk:criu-cet,shstk:stock --out "$dest" > /dev/null || die "no plan"
+if [ "$variant" = migrate ]; then
+	"$PY" "$TOP/lab/zdtm_plan.py" write --tree "$dest/plain/test" --migrate --out "$dest" > /dev/null || die "no plan"
+else
+	"$PY" "$TOP/lab/zdtm_plan.py" write --tree "$dest/plain/test" --tests "$dest/lists/sample+cet" \
+		--runs shstk:criu-cet,shstk:stock --out "$dest" > /dev/null || die "no plan"
+fi
 publish_overlay "$link" "$out"
 say "zdtm overlay $(du -sh "$out" | cut -f1) -> $link" >&2
 echo "$link"

@@ -4,6 +4,7 @@
 which CRIU: the lists and the plan of the guest suite zdtm-upstream.
 
     zdtm_plan.py write --tree TEST_TREE --tests LIST --runs RUNS --out DIR [--name NAME]
+    zdtm_plan.py write --tree TEST_TREE --migrate --out DIR
 
 writes DIR/lists/NAME.<flavour> (one test a line) and DIR/plan (one line a
 run and flavour: "LABEL BUILD CRIU NAME.<flavour> -f <flavour>"), where
@@ -22,8 +23,21 @@ import sys
 
 FLAVOUR_ORDER = ("ns", "h", "uns")
 # zdtm.py's own migration and RPC flows, by the name a run gives them
-FLOWS = {"pre2": "--pre 2", "page-server": "--page-server", "lazy-pages": "--lazy-pages",
-         "rpc": "--rpc", "snaps": "--snaps --pre 2"}
+FLOWS = {"pre1": "--pre 1", "pre2": "--pre 2", "pre3": "--pre 3", "page-server": "--page-server",
+         "lazy-pages": "--lazy-pages", "remote-lazy-pages": "--remote-lazy-pages", "rpc": "--rpc",
+         "snaps": "--snaps --pre 2"}
+# live migration of our shadow-stack tests (tests/test_migration.py), by
+# the name its verdicts go by: iterative pre-dumps with memory tracking, a
+# dump through the page server, a lazy restore (no page of a shadow stack
+# served lazily: shstk_state.lazy_into_ss), post-copy over TCP, and all in
+# one flow
+MIGRATE_FLOWS = {"predump": "shstk:criu-cet:pre3", "page-server": "shstk:criu-cet:pre1:page-server",
+                 "lazy": "shstk:criu-cet:lazy-pages", "migrate": "shstk:criu-cet:pre2:page-server:lazy-pages",
+                 "remote-lazy": "shstk:criu-cet:remote-lazy-pages",
+                 "postcopy": "shstk:criu-cet:pre2:page-server:remote-lazy-pages"}
+MIGRATE_TESTS = ["zdtm/cet/" + t for t in ("plain", "churn", "threads", "fibers", "fiber_thread", "deep")]
+# stock 4.1.1 beside the whole flow: the task without shadow stacks, and churn
+MIGRATE_STOCK = ("shstk:stock:pre2:page-server:lazy-pages", ["zdtm/cet/plain", "zdtm/cet/churn"])
 CRIU_PATHS = {"criu-cet": "/lab/criu-cet/criu", "stock": "/lab/criu-stock/criu",
               "criu-4.2.1": "/lab/criu-4.2.1/criu"}
 
@@ -86,7 +100,7 @@ def run_of(label, runs):
     return None
 
 
-def write(tree, tests, runs, out, name):
+def write(tree, tests, runs, out, name, append=False):
     os.makedirs(os.path.join(out, "lists"), exist_ok=True)
     plan = []
     groups = by_flavour(tree, tests)
@@ -99,9 +113,15 @@ def write(tree, tests, runs, out, name):
         for flavour in groups:
             plan.append(f"{label_of(run, flavour)} {build} {CRIU_PATHS[criu]} {name}.{flavour} "
                         f"-f {flavour} {opts}".rstrip())
-    with open(os.path.join(out, "plan"), "w") as f:
+    with open(os.path.join(out, "plan"), "a" if append else "w") as f:
         f.write("".join(line + "\n" for line in plan))
     return plan
+
+
+def write_migrate(tree, out):
+    """The plan of the migration boot: MIGRATE_FLOWS on MIGRATE_TESTS, and stock beside."""
+    plan = write(tree, MIGRATE_TESTS, list(MIGRATE_FLOWS.values()), out, "migrate")
+    return plan + write(tree, MIGRATE_STOCK[1], [MIGRATE_STOCK[0]], out, "migrate-stock", append=True)
 
 
 def main(argv):
@@ -109,12 +129,19 @@ def main(argv):
     sub = ap.add_subparsers(dest="cmd", required=True)
     w = sub.add_parser("write")
     w.add_argument("--tree", required=True, help="a staged ZDTM test/ tree")
-    w.add_argument("--tests", required=True, help="a list file")
-    w.add_argument("--runs", required=True, help="BUILD:CRIU,...")
+    w.add_argument("--tests", help="a list file")
+    w.add_argument("--runs", help="BUILD:CRIU,...")
+    w.add_argument("--migrate", action="store_true", help="the migration boot's plan instead")
     w.add_argument("--out", required=True)
     w.add_argument("--name", default="sample")
     args = ap.parse_args(argv)
-    for line in write(args.tree, read_list(args.tests), args.runs.split(","), args.out, args.name):
+    if args.migrate:
+        plan = write_migrate(args.tree, args.out)
+    elif args.tests and args.runs:
+        plan = write(args.tree, read_list(args.tests), args.runs.split(","), args.out, args.name)
+    else:
+        ap.error("give --tests and --runs, or --migrate")
+    for line in plan:
         print(line)
     return 0
 

@@ -49,20 +49,33 @@ Test output: ================================
 shstk-state: 3 thread(s) on a shadow stack
 shstk-state: thread 12: locked 'shstk wrss' -> 'shstk'
 ############# Test zdtm/static/pthread00 FAIL at shadow stack compare ##############
+======================== Run zdtm/static/pipe00 in ns =======================
+shstk-state: 1 thread(s) on a shadow stack
+shstk-state: lazy-pages copied 7 page run(s)
+=========================== Test zdtm/static/pipe00 PASS ==========================
+======================== Run zdtm/static/pipe01 in ns =======================
+shstk-state: 1 thread(s) on a shadow stack
+shstk-state: lazy-pages copied 3 page run(s)
+shstk-state: process 1: lazy-pages copied 0x7f0000205000/4096 into the shadow stack 7f0000200000-7f0000206000
+############# Test zdtm/static/pipe01 FAIL at shadow stack lazy pages ##############
 """
 
 
 def test_results_one_verdict_a_test():
     r = zdtm_results.parse(OUTPUT)
-    assert r["zdtm/static/env00"] == ("PASS", "", 1)
+    assert r["zdtm/static/env00"] == ("PASS", "", "shstk=1")
     assert r["zdtm/static/maps02"][0] == "FAIL"
     assert r["zdtm/static/maps02"][1].startswith("test: FAIL: maps02.c:88: Madvs are changed")
-    assert r["zdtm/static/rtc"] == ("SKIP", "no rtc feature", None)
+    assert r["zdtm/static/rtc"] == ("SKIP", "no rtc feature", "")
     status, why, shstk = r["zdtm/transition/file_aio"]
     assert status == "FAIL" and why.startswith("CRIU restore: criu/pie/cet-restorer.c:330: cet: the kernel put")
     assert why.endswith("0x7f+0x1000"), why
     assert r["zdtm/static/sem"][1] == "test: FAIL: sem.c:10: semget (errno = 38 (Function not implemented))"
-    assert r["zdtm/static/pthread00"] == ("FAIL", "shadow stack: thread 12: locked 'shstk wrss' -> 'shstk'", 3)
+    assert r["zdtm/static/pthread00"] == ("FAIL", "shadow stack: thread 12: locked 'shstk wrss' -> 'shstk'",
+                                          "shstk=3")
+    assert r["zdtm/static/pipe00"] == ("PASS", "", "shstk=1 lazy=7")
+    assert r["zdtm/static/pipe01"] == ("FAIL", "shadow stack: process 1: lazy-pages copied 0x7f0000205000/4096 "
+                                       "into the shadow stack 7f0000200000-7f0000206000", "shstk=1 lazy=3")
 
 
 def test_results_lines_and_no_verdict(tmp_path):
@@ -224,3 +237,22 @@ def test_flows_keep_what_criu_cet_passes_without_them():
     assert zdtm_matrix.flow_targets(cells, ["stock"], runs, tests, base, Out()) == 1
     assert zdtm_matrix.flows_line(cells, "stock", runs, tests, 600) == \
         "zdtm-flows: stock shstk criu-cet: pre2 1/3 rpc 1/3; wall 10 min"
+
+
+def test_shstk_state_sees_a_lazy_page_copied_into_a_shadow_stack(tmp_path):
+    (tmp_path / "lazy-pages.log").write_text(
+        "(00.100000) uffd: 41-5: Found 12 pages to be handled by UFFD\n"
+        "(00.200000) uffd: 41-5: uffd_copy: 0x7f0000000000/4096\n"
+        "(00.300000) uffd: 41-5: uffd_copy: 0x7f0000205000/8192\n"
+        "(00.400000) uffd: 42-6: uffd_copy: 0x7f0000206000/4096\n")
+    after = {41: {"ss": ["7f0000200000-7f0000206000"]}, 42: {"ss": []}}
+    copies, wrong = shstk_state.lazy_into_ss(after, str(tmp_path))
+    assert copies == 3 and wrong == ["process 41: lazy-pages copied 0x7f0000205000/8192 into the shadow stack "
+                                     "7f0000200000-7f0000206000"]
+    # zdtm.py names the test's dump folder: the log is in its last iteration's
+    (tmp_path / "2").mkdir()
+    (tmp_path / "10").mkdir()
+    (tmp_path / "lazy-pages.log").rename(tmp_path / "10" / "lazy-pages.log")
+    assert shstk_state.lazy_into_ss(after, str(tmp_path)) == (copies, wrong)
+    copies, wrong = shstk_state.lazy_into_ss(after, str(tmp_path / "none"))
+    assert copies == 0 and len(wrong) == 1 and wrong[0].startswith("no lazy-pages.log")

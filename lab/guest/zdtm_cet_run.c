@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * zdtm_cet_run: drive ZDTM test binaries inside the lab guest the way
- * zdtm.py does (python does not fit in the guest), and print one lab line
- * per test:   @@LAB PASS|FAIL|SKIP zdtm.cet.<test>.<flavour> <detail>
+ * zdtm_cet_run: drive our ZDTM CET tests (test/zdtm/cet) inside the lab
+ * guest where CRIU's zdtm.py cannot: a plain C/R and zdtm.py's flows of
+ * them are zdtm.py's (suites zdtm-upstream-*); this runner keeps what it
+ * has no flow for: criu dying at chosen points of a dump, dumps that leave
+ * the task running or fail half-way (its CET state checked after), RPC
+ * through `criu service`, restores under a user namespace's limits, the
+ * two halves of a C/R in two boots, several cycles with SIGUSR2 between,
+ * and the side-by-side runs of make compare.  One lab line per test:
+ *   @@LAB PASS|FAIL|SKIP zdtm.cet.<test>.<flavour> <detail>
  *
  *   zdtm_cet_run --flavour NAME (--criu PATH | --nocr) [--dir DIR]
  *                [--list FILE] [--work DIR] [--only TEST,...]
- *                [--predump N] [--page-server] [--lazy-pages | --remote-lazy-pages]
  *                [--rpc swrk|service] [--mode ...]
  *
  * For each test of the list (lines "NAME [cycles=N] [usr2] [plain]"):
@@ -834,27 +839,7 @@ static int run_criu(const char *action, const char *work, const char *imgdir, in
 	return run_criu_argv(argv, work, action, imgdir, err, errlen);
 }
 
-/*
- * ---- live migration: pre-dumps, the page server, lazy pages ----
- *
- * --predump N: N times "criu pre-dump --track-mem" into img<C>-pre<k>, each
- * on top of the one before (--prev-images-dir), a pause between them while
- * the test goes on, then the dump on top of the last one.  --page-server:
- * every pre-dump and the dump send their pages to "criu page-server" on the
- * loopback, started for each.  --lazy-pages: the restore takes its pages from
- * "criu lazy-pages" through userfaultfd; shadow stacks must not be among
- * them (criu-cet restores them eagerly): any page the daemon copied into
- * one is a failure.  --remote-lazy-pages: the daemon gets them over TCP
- * from "criu page-server --lazy-pages" on the images (the source side of a
- * post-copy migration).  zdtm.py runs the same flows (--pre, --page-server,
- * --lazy-pages, --remote-lazy-pages).
- */
-static int predumps, via_page_server, lazy_pages, remote_lazy;
-#define PS_PORT "27027"
-/* a client's options (dump, lazy-pages); the server's are the same without the first */
-static char *ps_client_opts[] = { "--page-server", "--address", "127.0.0.1", "--port", PS_PORT, NULL };
-#define ps_opts (ps_client_opts + 1)
-static char *ps_lazy_opts[] = { "--address", "127.0.0.1", "--port", PS_PORT, "--lazy-pages", NULL };
+/* ---- criu daemons ---- */
 
 static void kill_daemon(pid_t pid)
 {
@@ -864,28 +849,8 @@ static void kill_daemon(pid_t pid)
 	}
 }
 
-/* how a criu daemon of @what (the page server, lazy-pages), our child, ended: "" when well */
-static void daemon_end(pid_t pid, const char *log, const char *what, char *err, size_t errlen)
-{
-	char first[300] = "", why[64];
-	int status;
-
-	err[0] = '\0';
-	if (wait_timeout(pid, &status, 60)) {
-		kill_daemon(pid);
-		snprintf(err, errlen, "criu %s did not end within 60 s", what);
-		return;
-	}
-	/* its exit status is the verdict, as zdtm.py takes it */
-	if (status) {
-		describe_status(status, why, sizeof(why));
-		log_has(log, "Error (", first, sizeof(first));
-		snprintf(err, errlen, "criu %s %s: %s", what, why, first[0] ? first : "no error in its log");
-	}
-}
-
 /*
- * A criu daemon (page-server, lazy-pages) of @imgdir in the foreground, ready
+ * A criu daemon (criu service) of @imgdir in the foreground, ready
  * when this returns (it says so on --status-fd): its pid, or -1 and @err.
  */
 static pid_t start_daemon(const char *what, const char *work, const char *imgdir, char *const extra[], char *err,
@@ -919,144 +884,6 @@ static pid_t start_daemon(const char *what, const char *work, const char *imgdir
 	}
 	close(p[0]);
 	return pid;
-}
-
-/* one pre-dump or the dump, through the page server if asked; 0 or -1 and @err */
-static int migrate_step(const char *action, const char *work, const char *imgdir, const char *prev, int pid,
-			char *err, size_t errlen)
-{
-	char *extra[12], log[600], perr[300], **o;
-	pid_t ps = -1;
-	int n = 0, r;
-
-	if (prev) {
-		extra[n++] = "--track-mem";
-		extra[n++] = "--prev-images-dir";
-		extra[n++] = (char *)prev;
-	} else if (!strcmp(action, "pre-dump")) {
-		extra[n++] = "--track-mem";
-	}
-	if (via_page_server) {
-		ps = start_daemon("page-server", work, imgdir, ps_opts, err, errlen);
-		if (ps < 0)
-			return -1;
-		for (o = ps_client_opts; *o; o++)
-			extra[n++] = *o;
-	}
-	extra[n] = NULL;
-	r = run_criu(action, work, imgdir, pid, extra, err, errlen);
-	if (ps > 0) {
-		snprintf(log, sizeof(log), "%s/page-server.log", imgdir);
-		daemon_end(ps, log, "page-server", perr, sizeof(perr));
-		if (perr[0] && !r) {
-			snprintf(err, errlen, "%s", perr);
-			r = -1;
-		}
-	}
-	return r;
-}
-
-/* the pre-dumps (the test runs on between them), then the dump into @img */
-static int migrate_dump(const char *work, const char *img, int pid, char *err, size_t errlen)
-{
-	char dir[320], prev[320] = "", e[400];
-	int k;
-
-	for (k = 1; k <= predumps; k++) {
-		snprintf(dir, sizeof(dir), "%s-pre%d", img, k);
-		mkdir(dir, 0777);
-		if (migrate_step("pre-dump", work, dir, prev[0] ? prev : NULL, pid, e, sizeof(e))) {
-			snprintf(err, errlen, "pre-dump %d: %s", k, e);
-			return -1;
-		}
-		/* relative to the next images directory, a sibling */
-		snprintf(prev, sizeof(prev), "../%s", strrchr(dir, '/') + 1);
-		msleep(300);	/* the test changes its memory in between */
-	}
-	if (migrate_step("dump", work, img, prev[0] ? prev : NULL, pid, e, sizeof(e))) {
-		snprintf(err, errlen, "%s", e);
-		return -1;
-	}
-	return 0;
-}
-
-/* the sum of N over the "@before N @after" in @text */
-static unsigned long sum_between(const char *text, const char *before, const char *after)
-{
-	unsigned long sum = 0, n;
-	char *end;
-
-	for (; (text = strstr(text, before)); text++) {
-		n = strtoul(text + strlen(before), &end, 10);
-		if (!strncmp(end, after, strlen(after)))
-			sum += n;
-	}
-	return sum;
-}
-
-/*
- * After a lazy restore: the daemon ended well and copied no page into a
- * shadow stack of @state (tree_state() lines "pid N: ss START-END"), and
- * served the images' lazy pages.  0, or -1 and @err; @info gets how many.
- */
-static int lazy_check(pid_t daemon, pid_t server, const char *img, const char *state, char *err, size_t errlen,
-		      char *info, size_t infolen)
-{
-	static const char handled[] = " pages to be handled by UFFD";
-	static char logbuf[4 << 20];
-	char log[600], pslog[600], *p;
-	unsigned long copies = 0, bytes = 0, lazy;
-
-	snprintf(log, sizeof(log), "%s/lazy-pages.log", img);
-	daemon_end(daemon, log, "lazy-pages", err, errlen);
-	if (!err[0] && server > 0) {
-		snprintf(pslog, sizeof(pslog), "%s/page-server.log", img);
-		daemon_end(server, pslog, "page-server --lazy-pages", err, errlen);
-	}
-	if (err[0])
-		return -1;
-	if (read_file(log, logbuf, sizeof(logbuf)) <= 0) {
-		snprintf(err, errlen, "no %s", log);
-		return -1;
-	}
-	for (p = logbuf; (p = strstr(p, "uffd_copy: 0x")); p++) {
-		unsigned long addr = strtoul(p + 11, NULL, 16), start, end;
-		long len = atol(strchr(p, '/') ? strchr(p, '/') + 1 : "0");
-		const char *q;
-
-		copies++;
-		bytes += len;
-		for (q = state; (q = strstr(q, ": ss ")); q++) {
-			if (sscanf(q + 5, "%lx-%lx", &start, &end) == 2 && addr < end && addr + len > start) {
-				snprintf(err, errlen, "lazy-pages copied %#lx/%ld into the shadow stack %lx-%lx", addr,
-					 len, start, end);
-				return -1;
-			}
-		}
-	}
-	/* one "Found N pages to be handled by UFFD" a task the restore handed over */
-	if (!strstr(logbuf, handled)) {
-		snprintf(err, errlen, "no task was handed to lazy-pages (was the restore lazy?)");
-		return -1;
-	}
-	/*
-	 * After pre-dumps the images' lazy pages are only those written since
-	 * the last one (outside each thread's stack-pointer page): a task may
-	 * have written none (then the restore was lazy with nothing to serve).
-	 * Without pre-dumps every written anonymous page is lazy.
-	 */
-	lazy = sum_between(logbuf, "Found ", handled);
-	if (lazy && !copies) {
-		snprintf(err, errlen, "lazy-pages served none of the images' %lu lazy pages", lazy);
-		return -1;
-	}
-	if (!lazy && !predumps) {
-		snprintf(err, errlen, "the images hold no lazy page (a dump without pre-dumps must have some)");
-		return -1;
-	}
-	snprintf(info, infolen, "%lu lazy copies (%lu KiB%s) of %lu lazy pages, none into a shadow stack", copies,
-		 bytes >> 10, server > 0 ? " over TCP" : "", lazy);
-	return 0;
 }
 
 /* Does the file at @path hold @text yet? */
@@ -1156,7 +983,7 @@ static void run_test(const struct test *t)
 	int pids[MAX_PIDS], npids = 0, status, cycle = 0, r, usr2_sent = 0;
 	struct verdict v;
 	struct stat st;
-	pid_t launcher, pid, lazyd = -1, lazyps = -1;
+	pid_t launcher, pid;
 
 	current_test = t->name;
 	snprintf(bin, sizeof(bin), "%s/%s", testdir, t->name);
@@ -1234,7 +1061,6 @@ static void run_test(const struct test *t)
 cycles:
 	for (cycle = 1; !nocr && cycle <= t->cycles; cycle++) {
 		char img[300], err[400], rpidfile[300];
-		char *lazy_opts[] = { "--lazy-pages", NULL };
 		int rpid;
 
 		snprintf(img, sizeof(img), "%s/img%d", work, cycle);
@@ -1261,8 +1087,7 @@ cycles:
 			}
 			snprintf(info, sizeof(info), "%.200s", err);
 			msleep(200);	/* a parasite left alone leaves on its own */
-		} else if (predumps || via_page_server ? migrate_dump(work, img, pid, err, sizeof(err)) :
-			   run_criu("dump", work, img, pid, NULL, err, sizeof(err))) {
+		} else if (run_criu("dump", work, img, pid, NULL, err, sizeof(err))) {
 			snprintf(problem, sizeof(problem), "cycle %d: dump failed: %s", cycle, err);
 			break;
 		}
@@ -1282,18 +1107,7 @@ cycles:
 			return;
 		}
 restore:
-		if (lazy_pages) {
-			if (remote_lazy)	/* the source side serves the pages over TCP */
-				lazyps = start_daemon("page-server", work, img, ps_lazy_opts, err, sizeof(err));
-			if (!remote_lazy || lazyps > 0)
-				lazyd = start_daemon("lazy-pages", work, img, remote_lazy ? ps_client_opts : NULL, err,
-						     sizeof(err));
-			if (lazyd < 0) {
-				snprintf(problem, sizeof(problem), "cycle %d: %s", cycle, err);
-				break;
-			}
-		}
-		r = run_criu("restore", work, img, pid, lazy_pages ? lazy_opts : NULL, err, sizeof(err));
+		r = run_criu("restore", work, img, pid, NULL, err, sizeof(err));
 		if (expect_restore_error) {
 			restore_refused(t, r, err, pid);
 			return;
@@ -1338,19 +1152,9 @@ check_alive:
 			snprintf(problem, sizeof(problem), "cycle %d: %s", cycle, diff);
 			break;
 		}
-		if (lazyd > 0) {
-			r = lazy_check(lazyd, lazyps, img, after, err, sizeof(err), info, sizeof(info));
-			lazyd = lazyps = -1;
-			if (r) {
-				snprintf(problem, sizeof(problem), "cycle %d: %s", cycle, err);
-				break;
-			}
-		}
 	}
 	if (cycle > t->cycles)
 		cycle = t->cycles;
-	kill_daemon(lazyd);	/* a cycle that failed before its lazy check */
-	kill_daemon(lazyps);
 
 	/* stop: SIGTERM, wait for the test to exit, read its verdict */
 	if (pid > 0) {
@@ -1395,11 +1199,6 @@ check_alive:
 			report("PASS", t, "%s, ran on with its state: %s", info, v.info);
 		else if (mode == MODE_RESTORE_ONLY)
 			report("PASS", t, "restored from another boot's images, state kept: %s", v.info);
-		else if (predumps || via_page_server || lazy_pages)
-			report("PASS", t, "%d C/R cycle%s (%d pre-dump%s%s%s), state kept%s%s: %s", t->cycles,
-			       t->cycles > 1 ? "s" : "", predumps, predumps == 1 ? "" : "s",
-			       via_page_server ? ", page server" : "", lazy_pages ? ", lazy pages" : "",
-			       info[0] ? "; " : "", info, v.info);
 		else
 			report("PASS", t, "%d C/R cycle%s%s, state kept: %s", t->cycles, t->cycles > 1 ? "s" : "",
 			       !rpc ? "" : service_sock[0] ? " through criu service" : " through criu swrk", v.info);
@@ -1461,7 +1260,6 @@ static void usage(void)
 			"                    [--work DIR] [--only TEST,...] [--mode cr|leave-running|dump-fail|criu-death|\n"
 			"                    dump-only|restore-only]\n"
 			"                    [--death fault=N|kill-at=LOG-TEXT]\n"
-			"                    [--predump N] [--page-server] [--lazy-pages | --remote-lazy-pages]\n"
 			"                    [--rpc swrk|service]\n"
 			"                    [--restore-nocap-sys-resource] [--restore-stack-hard KB]\n"
 			"                    [--expect-restore-error TEXT]\n");
@@ -1480,18 +1278,6 @@ int main(int argc, char **argv)
 
 		if (!strcmp(a, "--nocr")) {
 			nocr = 1;
-			continue;
-		}
-		if (!strcmp(a, "--page-server")) {
-			via_page_server = 1;
-			continue;
-		}
-		if (!strcmp(a, "--lazy-pages")) {
-			lazy_pages = 1;
-			continue;
-		}
-		if (!strcmp(a, "--remote-lazy-pages")) {
-			lazy_pages = remote_lazy = 1;
 			continue;
 		}
 		if (!strcmp(a, "--restore-nocap-sys-resource")) {
@@ -1515,8 +1301,6 @@ int main(int argc, char **argv)
 			if (strcmp(v, "swrk") && strcmp(v, "service"))
 				usage();
 		}
-		else if (!strcmp(a, "--predump"))
-			predumps = atoi(v);
 		else if (!strcmp(a, "--death"))
 			death = v;
 		else if (!strcmp(a, "--restore-stack-hard"))

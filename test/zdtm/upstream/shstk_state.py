@@ -16,6 +16,12 @@ it.  A restore that loses any of these fails the test:
     a sleeping thread of a static test returns to the same call site, so
     its SSP must be the same; a running one has no stable SSP.
 
+With --lazy-pages (and --remote-lazy-pages) no page may come into a
+shadow stack through userfaultfd: criu-cet restores shadow stacks eagerly,
+and the restored task's first return would find a missing one.  zdtm.py
+calls lazy_into_ss(after, images) once criu lazy-pages has ended: its log
+names every page it copied (the verdict line counts them: lazy=N).
+
 Processes and threads are named by their pid in the test's own pid
 namespace (the last NSpid field): zdtm.py's ns flavour restores those, not
 the host's.  Transition tests change their task tree while they run, so
@@ -26,6 +32,7 @@ new_ss).
 """
 
 import os
+import re
 import subprocess
 
 SSP_TOOL = os.environ.get("ZDTM_SHSTK_SSP", "shstk_ssp")
@@ -196,3 +203,37 @@ def shadow_stacks_in_use(state):
     report: a shstk run whose tests had none has tested nothing)."""
     return sum(1 for p in (state or {}).values() for v in p["threads"].values()
                if "shstk" in v[1].split())
+
+
+# criu/uffd.c: "uffd: <pid>-<fd>: uffd_copy: 0x<address>/<length>", the pid
+# the images' (the test's own namespace's, as snapshot names processes)
+UFFD_COPY = re.compile(r"uffd: (\d+)-\d+: uffd_copy: 0x([0-9a-f]+)/(\d+)")
+
+
+def _last_iteration(images):
+    """zdtm.py's logs() is the test's dump folder: its images (and the
+    lazy-pages log of the last restore) are in one subfolder an iteration,
+    1, 2, ..."""
+    try:
+        iters = [int(d) for d in os.listdir(images) if d.isdigit()]
+    except OSError:
+        return images
+    return os.path.join(images, str(max(iters))) if iters else images
+
+
+def lazy_into_ss(after, images):
+    """(how many pages criu lazy-pages copied, by its log in @images; one
+    line for each copy into a shadow stack of the restored tree @after).
+    No log is a failure too: the check could not be made."""
+    log = _read(os.path.join(_last_iteration(images), "lazy-pages.log"))
+    if log is None:
+        return 0, [f"no lazy-pages.log in {images}: nothing says where the lazy pages went"]
+    copies, wrong = 0, []
+    for m in UFFD_COPY.finditer(log):
+        pid, addr, length = int(m.group(1)), int(m.group(2), 16), int(m.group(3))
+        copies += 1
+        for r in (after or {}).get(pid, {}).get("ss") or []:
+            start, end = (int(x, 16) for x in r.split("-"))
+            if addr < end and addr + length > start:
+                wrong.append(f"process {pid}: lazy-pages copied {addr:#x}/{length} into the shadow stack {r}")
+    return copies, wrong

@@ -6,14 +6,15 @@
 reads zdtm.py's standard output (a `run -F TEST_LIST --keep-going` run)
 and prints, for each test, a lab protocol line
 
-    @@LAB PASS|FAIL|SKIP zdtm.LABEL.<test> <why> shstk=<threads>
+    @@LAB PASS|FAIL|SKIP zdtm.LABEL.<test> <why> shstk=<threads> [lazy=<copies>]
 
 <why> is, for a failure, the first thing that names the cause: the test's
 own FAIL/ERR line, the first error CRIU logged, the shadow-stack check's
 first difference, or the step zdtm.py failed at; for a skip, zdtm.py's
 reason.  shstk= is how many threads of the test ran on a shadow stack when
 zdtm.py took its state before the dump (zdtm.py-shstk-state.patch prints
-it).  A test of TEST_LIST that zdtm.py never reported fails with "no
+it); lazy=, in the lazy-pages flows, how many page runs criu lazy-pages
+copied (none may land in a shadow stack).  A test of TEST_LIST that zdtm.py never reported fails with "no
 verdict": nothing is skipped silently.  The last line is a summary:
 
     @@LAB INFO zdtm.LABEL passed=P failed=F skipped=S total=N
@@ -35,7 +36,8 @@ VERDICT = re.compile(r"^[=#]* ?Test (\S+) (PASS|FAIL)(?: at (.*?))? ?[=#]*$")
 TEST_FAIL = re.compile(r"^(?:.*\s)?(FAIL|ERR): (.*)$")
 CRIU_ERROR = re.compile(r"Error \((\S+)\): (.*?)['\"]?$")
 SHSTK_COUNT = re.compile(r"^shstk-state: (\d+) thread")
-SHSTK_DIFF = re.compile(r"^shstk-state: (?!\d+ thread)(.*)$")
+SHSTK_LAZY = re.compile(r"^shstk-state: lazy-pages copied (\d+) ")
+SHSTK_DIFF = re.compile(r"^shstk-state: (?!\d+ thread|lazy-pages copied \d+ )(.*)$")
 
 
 def clean(text, width=200):
@@ -61,7 +63,7 @@ def why_failed(lines, step):
         return None
 
     order = [TEST_FAIL, CRIU_ERROR, SHSTK_DIFF]
-    if step == "shadow stack compare":
+    if step in ("shadow stack compare", "shadow stack lazy pages"):
         order = [SHSTK_DIFF, CRIU_ERROR, TEST_FAIL]
     elif (step or "").startswith("CRIU"):
         order = [CRIU_ERROR, TEST_FAIL, SHSTK_DIFF]
@@ -97,27 +99,32 @@ def parse_blocks(text):
 
 
 def parse(text):
-    """{test: (status, why, shstk threads or None)} in the order seen.
+    """{test: (status, why, extra words of the verdict)} in the order seen:
+    shstk=<threads on a shadow stack>, lazy=<page runs lazy-pages copied>.
     A test's block runs from its "Run <test> in <flavour>" line to the
     next one: zdtm.py prints the test's own output after the FAIL verdict."""
     blocks, skipped = parse_blocks(text)
-    results = {t: ("SKIP", why, None) for t, why in skipped.items()}
+    results = {t: ("SKIP", why, "") for t, why in skipped.items()}
     for test, lines in blocks.items():
-        shstk, verdict = None, None
+        shstk, lazy, verdict = None, None, None
         for line in lines:
             m = SHSTK_COUNT.match(line)
             if m:
                 shstk = int(m.group(1))
+            m = SHSTK_LAZY.match(line)
+            if m:
+                lazy = int(m.group(1))
             m = VERDICT.match(line)
             if m and m.group(1) == test and verdict is None:
                 verdict = m.groups()[1:]
+        extra = " ".join(f"{k}={v}" for k, v in (("shstk", shstk), ("lazy", lazy)) if v is not None)
         if verdict is None:
             results[test] = ("FAIL", "no verdict: zdtm.py printed none for it (it died, or was killed, mid-test)",
-                             shstk)
+                             extra)
         elif verdict[0] == "PASS":
-            results[test] = ("PASS", "", shstk)
+            results[test] = ("PASS", "", extra)
         else:
-            results[test] = ("FAIL", why_failed(lines, verdict[1]), shstk)
+            results[test] = ("FAIL", why_failed(lines, verdict[1]), extra)
     return results
 
 
@@ -138,12 +145,12 @@ def main(argv):
     killed = [ln for ln in text.splitlines() if ln.startswith("zdtm.py was killed")]
     ended = f" ({killed[0]})" if killed else ""
     for test in tests:
-        status, why, shstk = results.get(test, ("FAIL", f"no verdict: zdtm.py never ran it{ended}", None))
+        status, why, extra = results.get(test, ("FAIL", f"no verdict: zdtm.py never ran it{ended}", ""))
         counts[status] += 1
         if status == "FAIL":
             for line in blocks.get(test, [])[-LOG_LINES:]:
                 print(f"zdtm-log {label} {test}: {clean(line, 300)}")
-        detail = " ".join(w for w in (clean(why), f"shstk={shstk}" if shstk is not None else "") if w)
+        detail = " ".join(w for w in (clean(why), extra) if w)
         print(f"@@LAB {status} zdtm.{label}.{test} {detail}".rstrip())
     print(f"@@LAB INFO zdtm.{label} passed={counts['PASS']} failed={counts['FAIL']} "
           f"skipped={counts['SKIP']} total={len(tests)}")
