@@ -59,9 +59,11 @@ zdtm_probe() {
 zdtm_probe
 
 # zdtm_regex LIST: zdtm.py's -T for the tests of a list (comments and
-# blank lines aside); -F would do, but it turns --keep-going off
+# blank lines aside); -F would do, but it turns --keep-going off.  Names
+# are escaped (the . and + test names hold: zdtm/static/unlink_fstat01+)
 zdtm_regex() {
-	echo "^($(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$1" | tr -d ' \t' | tr '\n' '|' | sed 's/|$//'))\$"
+	echo "^($(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$1" | tr -d ' \t' |
+		sed 's/[.+]/\\&/g' | tr '\n' '|' | sed 's/|$//'))\$"
 }
 
 # criu_logs TREE LABEL: the CET and error lines of the CRIU logs zdtm.py
