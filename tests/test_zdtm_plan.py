@@ -256,3 +256,19 @@ def test_shstk_state_sees_a_lazy_page_copied_into_a_shadow_stack(tmp_path):
     assert shstk_state.lazy_into_ss(after, str(tmp_path)) == (copies, wrong)
     copies, wrong = shstk_state.lazy_into_ss(after, str(tmp_path / "none"))
     assert copies == 0 and len(wrong) == 1 and wrong[0].startswith("no lazy-pages.log")
+
+
+def test_suite_regex_selects_exactly_the_listed_tests(tmp_path):
+    """zdtm-upstream.sh hands zdtm.py -T a regex of its list: names with . or +
+    (zdtm/static/unlink_fstat01+) match themselves only."""
+    import re
+    src = open(os.path.join(TOP, "lab", "suites", "zdtm-upstream.sh")).read()
+    fn = src[src.index("zdtm_regex() {"):]
+    fn = fn[:fn.index("\n}\n") + 3]
+    lst = tmp_path / "list"
+    lst.write_text("# a comment\nzdtm/static/unlink_fstat01+\n\nzdtm/static/env00  # why\n")
+    for shell in ("bash", "busybox"):
+        cmd = [shell] + (["sh"] if shell == "busybox" else []) + ["-c", fn + f'zdtm_regex "{lst}"']
+        regex = re.compile(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip())
+        assert regex.match("zdtm/static/unlink_fstat01+") and regex.match("zdtm/static/env00"), shell
+        assert not regex.match("zdtm/static/unlink_fstat01") and not regex.match("zdtm/static/env000"), shell
