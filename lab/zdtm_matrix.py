@@ -50,7 +50,6 @@ UPSTREAM = os.path.join(TOP, "test", "zdtm", "upstream")
 OUT = os.path.join(BUILD, "zdtm")
 DEFAULT_RUNS = "plain:criu-cet,plain:stock,shstk:criu-cet,shstk:stock,shstk:criu-4.2.1"
 FLOW_RUNS = ",".join(f"shstk:criu-cet:{f}" for f in ("pre2", "page-server", "lazy-pages", "rpc"))
-PREFIX = "zdtm."
 # guest RAM of a matrix boot: zdtm.py keeps the images of every failed test
 # (stock and 4.2.1 fail most on shadow stacks) in the guest's rootfs, half of
 # its RAM; with 512 MiB a boot ran out of space at its 13th test of 40
@@ -135,10 +134,9 @@ def earlier_boots(prefix, runs):
             continue
         covered = {}
         for r in doc["results"]:
-            parts = split_name(r["name"])
-            run = parts and zdtm_plan.run_of(parts[0], runs)
-            if run:
-                covered.setdefault(parts[1], set()).add(run)
+            key = zdtm_plan.verdict_key(r["name"], runs)
+            if key:
+                covered.setdefault(key[1], set()).add(key[0])
         doc["boot_name"] = entry[len("zdtm-"):]
         kept.append(doc)
         done |= {t for t, have in covered.items() if have == set(runs)}
@@ -176,7 +174,7 @@ def run_matrix(args):
         os.path.join(overlay, "lab", "zdtm-upstream", "lists", "cet"))
     # flows and the default runs keep their boots' results apart
     tag = "flows-" if args.flows else ""
-    jobs, docs = [], []
+    jobs, docs, resumed_wall = [], [], 0
     for rep in range(args.repeat):
         for kernel in args.kernels.split(","):
             prefix = f"{tag}{kernel}-{rep}-"
@@ -186,6 +184,7 @@ def run_matrix(args):
                 todo = [t for t in todo if t not in done]
                 for doc in kept:
                     doc["kernel"] = kernel
+                    resumed_wall += doc.get("wall", 0)
                 docs += kept
                 print(f"zdtm: {prefix}*: {len(done)} tests kept from {len(kept)} earlier boots", flush=True)
             for i, part in enumerate(chunks(todo, args.chunk), start=first):
@@ -206,8 +205,7 @@ def run_matrix(args):
                   f"wall {doc.get('wall', 0) / 60:.1f} min{', stopped: ' + doc['stopped'] if doc.get('stopped') else ''}",
                   flush=True)
     # boots kept by --resume ran as many at a time as this run's
-    wall = time.monotonic() - t0 + sum(d.get("wall", 0) for d in docs if d["boot_name"] not in
-                                       {j[0] for j in jobs}) / (os.cpu_count() or 1)
+    wall = time.monotonic() - t0 + resumed_wall / (os.cpu_count() or 1)
     os.makedirs(OUT, exist_ok=True)
     # the flows' matrix beside the default runs', not over it
     path = os.path.join(OUT, "flows.json" if args.flows else "results.json")
@@ -219,27 +217,14 @@ def run_matrix(args):
     return report(path)
 
 
-def split_name(name):
-    """'zdtm.<label>.<test>' -> (label, test), the label one of the runs'."""
-    if not name.startswith(PREFIX):
-        return None
-    rest = name[len(PREFIX):]
-    label, dot, test = rest.partition(".zdtm/")
-    if not dot:
-        return None
-    return label, "zdtm/" + test
-
-
 def collect(doc):
     """{(kernel, run, test): [(status, detail), ...]} over every boot."""
     cells = {}
     for b in doc["boots"]:
         for r in b["results"]:
-            parts = split_name(r["name"])
-            run = parts and zdtm_plan.run_of(parts[0], doc["runs"])
-            if run:
-                cells.setdefault((b["kernel"], run, parts[1]), []).append(
-                    (r["status"], r.get("detail", "")))
+            key = zdtm_plan.verdict_key(r["name"], doc["runs"])
+            if key:
+                cells.setdefault((b["kernel"],) + key, []).append((r["status"], r.get("detail", "")))
     return cells
 
 

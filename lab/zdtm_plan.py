@@ -100,6 +100,16 @@ def run_of(label, runs):
     return None
 
 
+def verdict_key(name, runs):
+    """(run, test) of a verdict line's name, 'zdtm.<label>.zdtm/<test>'
+    (zdtm_results.py), when its label is one of runs'; else None."""
+    if not name.startswith("zdtm."):
+        return None
+    label, dot, test = name[len("zdtm."):].partition(".zdtm/")
+    run = dot and run_of(label, runs)
+    return (run, "zdtm/" + test) if run else None
+
+
 def write(tree, tests, runs, out, name, append=False):
     os.makedirs(os.path.join(out, "lists"), exist_ok=True)
     plan = []

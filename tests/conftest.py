@@ -184,6 +184,16 @@ def zdtm_cet_list(name):
     return tests
 
 
+def zdtm_cet_runner_tests():
+    """The ZDTM CET tests suite zdtm-cet-runner C/Rs with criu-cet (its
+    LAB_ZDTM_CET_ONLY): those zdtm.py cannot judge."""
+    with open(os.path.join(TOP, "lab", "suites", "zdtm-cet-runner.sh")) as f:
+        for line in f:
+            if line.startswith("export LAB_ZDTM_CET_ONLY="):
+                return tuple(line.split("=", 1)[1].strip().split(","))
+    raise AssertionError("lab/suites/zdtm-cet-runner.sh sets no LAB_ZDTM_CET_ONLY")
+
+
 _overlays = {}
 
 

@@ -6,7 +6,7 @@ tests/test_zdtm_cet.py.)"""
 
 import pytest
 
-from conftest import LabResults, lab_run
+from conftest import LabResults, lab_run, zdtm_cet_runner_tests
 
 pytestmark = pytest.mark.lab
 
@@ -75,7 +75,7 @@ def test_restore_without_cap_sys_resource_patched_kernel(patched):
 
 # every ZDTM CET test runs under zdtm.py on the patched kernel too
 # (tests/test_zdtm_upstream.py); the runner's share here
-ZDTM_TESTS = ["cycles", "fiber_thread", "fiber_thread_unknown"]
+ZDTM_TESTS = zdtm_cet_runner_tests()
 
 
 @pytest.fixture(scope="module")

@@ -40,13 +40,8 @@ LAB_RUNS = [(MIGRATE[0], k, MIGRATE[1]) for k in KERNELS] + [("cet-migrate-expor
 def verdicts(lab):
     """{(run, test): (status, detail)} of the migration boot's zdtm.py runs."""
     runs = list(FLOWS.values()) + [STOCK_RUN]
-    out = {}
-    for r in lab.data["results"]:
-        parts = r["name"].split(".zdtm/", 1)
-        run = len(parts) == 2 and zdtm_plan.run_of(parts[0][len("zdtm."):], runs)
-        if run:
-            out[(run, "zdtm/" + parts[1])] = (r["status"], r["detail"])
-    return out
+    keys = ((zdtm_plan.verdict_key(r["name"], runs), r) for r in lab.data["results"])
+    return {key: (r["status"], r["detail"]) for key, r in keys if key}
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from conftest import TOP, LabResults, lab_run, zdtm_cet_list
+from conftest import TOP, LabResults, lab_run, zdtm_cet_list, zdtm_cet_runner_tests
 
 pytestmark = pytest.mark.lab
 
@@ -19,8 +19,7 @@ TESTS = [(name, "plain" in opts) for name, opts in zdtm_cet_list("lab.list")]
 NAMES = [name for name, _ in TESTS]
 SHSTK = [name for name, plain in TESTS if not plain]
 SUITES = "zdtm-cet-nocr,zdtm-cet-runner"
-# what zdtm-cet-runner runs with criu-cet (its LAB_ZDTM_CET_ONLY)
-RUNNER = ("cycles", "fiber_thread", "fiber_thread_unknown")
+RUNNER = zdtm_cet_runner_tests()
 LAB_RUNS = [(SUITES, "stock", None)]
 
 

@@ -78,14 +78,8 @@ def stock():
 def verdicts(lab, criu):
     """{test: (status, detail)} of one CRIU's shstk runs (every flavour)."""
     lab.expect_pass("zdtm.shstk-probe")     # the run finished, on shadow stacks
-    out = {}
-    for r in lab.data["results"]:
-        name = r["name"]
-        for flavour in zdtm_plan.FLAVOUR_ORDER:
-            prefix = f"zdtm.{zdtm_plan.label_of('shstk:' + criu, flavour)}."
-            if name.startswith(prefix):
-                out[name[len(prefix):]] = (r["status"], r["detail"])
-    return out
+    keys = ((zdtm_plan.verdict_key(r["name"], ["shstk:" + criu]), r) for r in lab.data["results"])
+    return {key[1]: (r["status"], r["detail"]) for key, r in keys if key}
 
 
 def test_sample_size():

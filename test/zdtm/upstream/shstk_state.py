@@ -222,18 +222,19 @@ def _last_iteration(images):
 
 
 def lazy_into_ss(after, images):
-    """(how many pages criu lazy-pages copied, by its log in @images; one
-    line for each copy into a shadow stack of the restored tree @after).
-    No log is a failure too: the check could not be made."""
+    """(how many page runs criu lazy-pages copied, its log's uffd_copy lines
+    in @images; one line for each copy into a shadow stack of the restored
+    tree @after).  No log is a failure too: the check could not be made."""
     log = _read(os.path.join(_last_iteration(images), "lazy-pages.log"))
     if log is None:
         return 0, [f"no lazy-pages.log in {images}: nothing says where the lazy pages went"]
+    stacks = {pid: [(r, *(int(x, 16) for x in r.split("-"))) for r in p["ss"] or []]
+              for pid, p in (after or {}).items()}
     copies, wrong = 0, []
     for m in UFFD_COPY.finditer(log):
         pid, addr, length = int(m.group(1)), int(m.group(2), 16), int(m.group(3))
         copies += 1
-        for r in (after or {}).get(pid, {}).get("ss") or []:
-            start, end = (int(x, 16) for x in r.split("-"))
+        for r, start, end in stacks.get(pid, []):
             if addr < end and addr + length > start:
                 wrong.append(f"process {pid}: lazy-pages copied {addr:#x}/{length} into the shadow stack {r}")
     return copies, wrong

@@ -14,8 +14,9 @@ first difference, or the step zdtm.py failed at; for a skip, zdtm.py's
 reason.  shstk= is how many threads of the test ran on a shadow stack when
 zdtm.py took its state before the dump (zdtm.py-shstk-state.patch prints
 it); lazy=, in the lazy-pages flows, how many page runs criu lazy-pages
-copied (none may land in a shadow stack).  A test of TEST_LIST that zdtm.py never reported fails with "no
-verdict": nothing is skipped silently.  The last line is a summary:
+copied (none may land in a shadow stack).  A test of TEST_LIST that
+zdtm.py never reported fails with "no verdict": nothing is skipped
+silently.  The last line is a summary:
 
     @@LAB INFO zdtm.LABEL passed=P failed=F skipped=S total=N
 
