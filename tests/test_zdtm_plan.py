@@ -272,3 +272,67 @@ def test_suite_regex_selects_exactly_the_listed_tests(tmp_path):
         regex = re.compile(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip())
         assert regex.match("zdtm/static/unlink_fstat01+") and regex.match("zdtm/static/env00"), shell
         assert not regex.match("zdtm/static/unlink_fstat01") and not regex.match("zdtm/static/env000"), shell
+
+
+FAKE_ZDTM = r'''
+import os, re, sys, time
+tests = ["zdtm/static/a", "zdtm/static/hangs", "zdtm/static/c"]
+regex = re.compile(sys.argv[sys.argv.index("-T") + 1])
+for t in filter(regex.match, tests):
+    print("=" * 10 + f" Run {t} in ns " + "=" * 10, flush=True)
+    if t.endswith("hangs"):
+        if os.fork() == 0:          # a daemon of the run, out of zdtm.py's tree
+            os.setsid()
+            if os.fork() == 0:
+                time.sleep(600)
+            os._exit(0)
+        time.sleep(600)
+    print("=" * 10 + f" Test {t} PASS " + "=" * 10, flush=True)
+'''
+
+
+def run_processes(label):
+    """The pids whose environment holds the mark of the suite's run LABEL."""
+    pids = []
+    for d in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{d}/environ", "rb") as f:
+                if f"LAB_ZDTM_RUN={label}".encode() in f.read().split(b"\0"):
+                    pids.append(int(d))
+        except OSError:
+            pass
+    return pids
+
+
+def test_suite_kills_a_hung_zdtm_py_and_runs_the_rest(tmp_path):
+    """zdtm-upstream.sh bounds each zdtm.py: one that hangs in a test is
+    killed with every process of its run (a daemon that left its tree too),
+    says where each one waited, and the tests after it run in a new
+    zdtm.py; the one that hung fails with no verdict."""
+    src = open(os.path.join(TOP, "lab", "suites", "zdtm-upstream.sh")).read()
+    fns = src[src.index("zdtm_regex() {"):src.index("while read -r label")]
+    (tmp_path / "zdtm.py").write_text(FAKE_ZDTM)
+    lst = tmp_path / "list"
+    lst.write_text("zdtm/static/a\nzdtm/static/hangs\nzdtm/static/c\n")
+    out = tmp_path / "out"
+    top = os.path.join(TOP, "test", "zdtm", "upstream")
+    script = fns + f'top={top}; zdtm_run_all probe{os.getpid()} {tmp_path} /bin/true "" {lst} {out}; echo rc=$?'
+    env = dict(os.environ, LAB_ZDTM_LIMIT_BASE="3", LAB_ZDTM_LIMIT_EACH="0")
+    try:
+        p = subprocess.run(["busybox", "sh", "-c", script], capture_output=True, text=True, env=env, timeout=60)
+    except subprocess.TimeoutExpired:
+        p = None
+    left = run_processes(f"probe{os.getpid()}")
+    for pid in left:
+        os.kill(pid, 9)
+    assert p, "the suite did not end: its hung zdtm.py was not killed"
+    assert p.stdout.strip().endswith("rc=0"), p.stdout + p.stderr
+    assert f"zdtm-hang probe{os.getpid()}: zdtm.py: " in p.stdout
+    assert "zdtm-leftover" in p.stdout
+    assert not left, "processes of the run outlived it"
+    text = out.read_text()
+    assert "zdtm.py was killed after its time limit of 3 s" in text
+    results = zdtm_results.parse(text)
+    assert results["zdtm/static/a"][0] == results["zdtm/static/c"][0] == "PASS"
+    assert results["zdtm/static/hangs"][0] == "FAIL" and "no verdict" in results["zdtm/static/hangs"][1]
+    assert zdtm_results.unreached(text, ["zdtm/static/a", "zdtm/static/hangs", "zdtm/static/c"]) == []

@@ -76,6 +76,97 @@ criu_logs() {
 	done
 }
 
+# run_marked LABEL: the processes of zdtm.py's run LABEL, by the mark in
+# their environment (zdtm.py's tests and CRIUs inherit it, a restored task
+# gets its own back from the images): daemons that left zdtm.py's tree
+# (lazy-pages, page server, restored trees) included
+run_marked() {
+	grep -lsz "^LAB_ZDTM_RUN=$1\$" /proc/[0-9]*/environ | cut -d/ -f3
+}
+
+# proc_state PID: the state letter of PID (R, S, D, Z...), none when gone
+proc_state() {
+	sed -n 's/^.*) \(.\).*/\1/p' "/proc/$1/stat" 2>/dev/null
+}
+
+# hang_report LABEL OUT: what each process of the run was waiting in, and
+# zdtm.py's last lines, for whoever reads the console of a run that hung
+hang_report() {
+	local p
+	for p in $(run_marked "$1"); do
+		echo "zdtm-hang $1: $p $(proc_state "$p") wchan=$(cat "/proc/$p/wchan" 2>/dev/null)" \
+			"$(tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | cut -c1-160)"
+		head -8 "/proc/$p/stack" 2>/dev/null | sed "s/^/zdtm-hang $1: $p /"
+	done
+	tail -n 20 "$2" | sed "s/^/zdtm-hang $1: zdtm.py: /"
+}
+
+# end_run LABEL: kill what is left of the run (none is, when zdtm.py ended
+# well), so that nothing of it weighs on the next run
+end_run() {
+	local left round
+	for round in 1 2 3 4 5; do
+		left=$(run_marked "$1")
+		[ -n "$left" ] || return 0
+		# shellcheck disable=SC2086 # pids, one word each
+		[ $round = 1 ] && echo "zdtm-leftover $1: killing" $left
+		kill -9 $left 2>/dev/null
+		sleep 1
+	done
+	echo "zdtm-leftover $1: still there after SIGKILL:" $left
+}
+
+# zdtm_run LABEL TREE CRIU TUNABLES LIST OUT [zdtm.py run options...]: one
+# zdtm.py over the tests of LIST, bounded (a test takes ten seconds or so):
+# a zdtm.py that hangs is killed with all it started, and costs the test it
+# hung in its verdict, said so, not the boot.  Returns zdtm.py's exit
+# status, 137 when it was killed.
+zdtm_run() {
+	local label=$1 tree=$2 criu=$3 tunables=$4 list=$5 out=$6 limit pid rc waited=0
+	shift 6
+	limit=$((${LAB_ZDTM_LIMIT_BASE:-120} + ${LAB_ZDTM_LIMIT_EACH:-60} * $(grep -c . "$list")))
+	# --fork-ct (test/zdtm/upstream/zdtm.py-fork-ct.patch): each test in a
+	# fork of this zdtm.py, in zdtm_ct's namespaces, not in a new python
+	# that imports yaml and pycriu again: that was 5 of a test's 10 s here
+	(cd "$tree" && LAB_ZDTM_RUN=$label GLIBC_TUNABLES=$tunables PYTHONUNBUFFERED=1 exec \
+		python3 zdtm.py run -T "$(zdtm_regex "$list")" --keep-going --fork-ct --criu-bin "$criu" "$@") \
+		>> "$out" 2>&1 < /dev/null &
+	pid=$!
+	while [ $waited -lt $limit ]; do
+		case $(proc_state $pid) in '' | Z) break ;; esac
+		sleep 2
+		waited=$((waited + 2))
+	done
+	if [ $waited -ge $limit ]; then
+		echo "zdtm.py was killed after its time limit of $limit s" >> "$out"
+		hang_report "$label" "$out"
+	fi
+	end_run "$label"
+	wait $pid
+	rc=$?
+	[ $waited -lt $limit ] || rc=137
+	return $rc
+}
+
+# zdtm_run_all LABEL TREE CRIU TUNABLES LIST OUT [options...]: zdtm_run,
+# then the tests after one that hung in a new zdtm.py, as long as each
+# round reaches one more (the one that hung has its verdict: none)
+zdtm_run_all() {
+	local label=$1 tree=$2 criu=$3 tunables=$4 list=$5 out=$6 rc left rest=/tmp/zdtm-$1.rest
+	shift 6
+	zdtm_run "$label" "$tree" "$criu" "$tunables" "$list" "$out" "$@"
+	rc=$?
+	left=$(grep -c . "$list")
+	while [ $rc = 137 ] && python3 "$top/zdtm_results.py" --unreached "$out" "$list" > "$rest" &&
+		[ -s "$rest" ] && [ "$(grep -c . "$rest")" -lt "$left" ]; do
+		left=$(grep -c . "$rest")
+		zdtm_run "$label" "$tree" "$criu" "$tunables" "$rest" "$out" "$@"
+		rc=$?
+	done
+	rm -f "$rest"
+	return $rc
+}
+
 while read -r label build criu list opts; do
 	case $label in '' | '#'*) continue ;; esac
 	# zdtm-upstream-cet and -stock: one CRIU's share of the plan a boot
@@ -93,18 +184,10 @@ while read -r label build criu list opts; do
 	[ "$build" = shstk ] && tunables=glibc.cpu.hwcaps=SHSTK
 	out=/tmp/zdtm-$label.out
 	t0=$(lab_now)
-	# a bound on the whole run (a test takes ten seconds or so): a zdtm.py
-	# that hangs costs its tests their verdicts, said so, not the boot
-	limit=$((120 + 60 * $(grep -c . "$top/lists/$list")))
-	# --fork-ct (test/zdtm/upstream/zdtm.py-fork-ct.patch): each test in a
-	# fork of this zdtm.py, in zdtm_ct's namespaces, not in a new python
-	# that imports yaml and pycriu again: that was 5 of a test's 10 s here
+	rm -f "$out"
 	# shellcheck disable=SC2086 # opts are zdtm.py options, one word each
-	(cd "$tree" && GLIBC_TUNABLES=$tunables PYTHONUNBUFFERED=1 exec timeout -s KILL $limit \
-		python3 zdtm.py run -T "$(zdtm_regex $top/lists/$list)" \
-		--keep-going --fork-ct --criu-bin "$criu" $opts) > "$out" 2>&1 < /dev/null
+	zdtm_run_all "$label" "$tree" "$criu" "$tunables" "$top/lists/$list" "$out" $opts
 	rc=$?
-	[ $rc = 137 ] && echo "zdtm.py was killed after its time limit of $limit s" >> "$out"
 	python3 $top/zdtm_results.py "$label" "$out" "$top/lists/$list" ||
 		lab_fail "zdtm.$label" "zdtm_results.py could not read zdtm.py's output"
 	lab_line INFO "zdtm.$label.run" "rc=$rc seconds=$(echo "$(lab_now) - $t0" | bc)"

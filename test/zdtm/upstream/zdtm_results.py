@@ -2,6 +2,7 @@
 """One verdict line a test from what CRIU's zdtm.py printed.
 
     zdtm_results.py LABEL ZDTM_OUTPUT [TEST_LIST]
+    zdtm_results.py --unreached ZDTM_OUTPUT TEST_LIST
 
 reads zdtm.py's standard output (a `run -F TEST_LIST --keep-going` run)
 and prints, for each test, a lab protocol line
@@ -19,6 +20,10 @@ zdtm.py never reported fails with "no verdict": nothing is skipped
 silently.  The last line is a summary:
 
     @@LAB INFO zdtm.LABEL passed=P failed=F skipped=S total=N
+
+With --unreached it prints the tests of TEST_LIST that zdtm.py never
+started nor skipped, one a line: after a zdtm.py killed in a test that
+hung, the suite runs those in a new one.
 
 Before it, for each failed test, the last LOG_LINES lines zdtm.py printed
 for it, as "zdtm-log LABEL TEST: <line>", for whoever reads the console.
@@ -129,7 +134,23 @@ def parse(text):
     return results
 
 
+def read_list(path):
+    """The tests of a list file: one a line, '#' comments."""
+    with open(path) as f:
+        return [t for t in (line.split("#", 1)[0].strip() for line in f) if t]
+
+
+def unreached(text, tests):
+    """The tests zdtm.py neither started (no "Run" line) nor skipped."""
+    blocks, skipped = parse_blocks(text)
+    return [t for t in tests if t not in blocks and t not in skipped]
+
+
 def main(argv):
+    if argv[:1] == ["--unreached"] and len(argv) == 3:
+        with open(argv[1], errors="replace") as f:
+            print("\n".join(unreached(f.read(), read_list(argv[2]))))
+        return 0
     if len(argv) < 2:
         sys.stderr.write(__doc__)
         return 2
@@ -139,8 +160,7 @@ def main(argv):
     results, blocks = parse(text), parse_blocks(text)[0]
     tests = list(results)
     if len(argv) > 2:
-        with open(argv[2]) as f:
-            tests = [t.strip() for t in f if t.strip() and not t.startswith("#")]
+        tests = read_list(argv[2])
     counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
     # how zdtm.py ended, when the suite had to stop it
     killed = [ln for ln in text.splitlines() if ln.startswith("zdtm.py was killed")]
