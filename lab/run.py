@@ -100,6 +100,7 @@ class Boot:
         self.serial, self.echo = serial, echo   # echo: False, True (all) or a line prefix
         self.report = protocol.Report()
         self.start = time.monotonic()
+        self.last_output = self.start
         self.boot_wall = None
         self.proc = subprocess.Popen([bochs, "-q", "-f", rc], stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -116,6 +117,8 @@ class Boot:
         except FileNotFoundError:
             return
         self._pos += len(data)
+        if data:
+            self.last_output = time.monotonic()
         text = self._partial + data.decode("utf-8", "replace")
         *complete, self._partial = text.split("\n")
         for line in complete:
@@ -168,7 +171,10 @@ class Boot:
                 if self.report.boot is None and elapsed > boot_timeout:
                     return "boot hang"
                 if elapsed > timeout:
-                    return f"watchdog: no end after {timeout} s"
+                    # init prints lab-alive every two minutes of guest time:
+                    # a long silence is a guest (or emulator) that hung
+                    silent = time.monotonic() - self.last_output
+                    return f"watchdog: no end after {timeout} s (the console silent for the last {silent:.0f} s)"
         finally:
             self.kill()
 

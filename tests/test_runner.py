@@ -3,6 +3,7 @@
 and leaves nothing running.  A stand-in for Bochs writes the serial log."""
 
 import os
+import re
 import stat
 import textwrap
 import time
@@ -67,6 +68,8 @@ def test_kernel_panic_stops_the_emulator(tmp_path):
 def test_watchdog_stops_a_hung_guest(tmp_path):
     b, stopped = boot(tmp_path, ["@@LAB BOOT k", "@@LAB PASS a", "sleep 60"], timeout=3)
     assert stopped.startswith("watchdog")
+    silent = int(re.search(r"console silent for the last (\d+) s", stopped).group(1))
+    assert 1 <= silent <= 5, stopped     # since its last line, not since the start
     assert gone(b.proc.pid)
     assert b.report.results[0].name == "a"   # what came before is kept for the report
 
