@@ -107,7 +107,7 @@ if [ "$variant" = migrate ]; then
 	"$PY" "$TOP/lab/zdtm_plan.py" write --tree "$dest/plain/test" --migrate --out "$dest" > /dev/null || die "no plan"
 else
 	"$PY" "$TOP/lab/zdtm_plan.py" write --tree "$dest/plain/test" --tests "$dest/lists/sample+cet" \
-		--runs shstk:criu-cet,shstk:stock --out "$dest" > /dev/null || die "no plan"
+		--runs shstk:criu-cet,shstk:stock --manual --out "$dest" > /dev/null || die "no plan"
 fi
 publish_overlay "$link" "$out"
 say "zdtm overlay $(du -sh "$out" | cut -f1) -> $link" >&2

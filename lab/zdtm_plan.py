@@ -3,7 +3,7 @@
 """Which CRIU ZDTM tests a lab boot runs, in which zdtm.py flavour, with
 which CRIU: the lists and the plan of the guest suite zdtm-upstream.
 
-    zdtm_plan.py write --tree TEST_TREE --tests LIST --runs RUNS --out DIR [--name NAME]
+    zdtm_plan.py write --tree TEST_TREE --tests LIST --runs RUNS --out DIR [--name NAME] [--manual]
     zdtm_plan.py write --tree TEST_TREE --migrate --out DIR
 
 writes DIR/lists/NAME.<flavour> (one test a line) and DIR/plan (one line a
@@ -25,7 +25,15 @@ FLAVOUR_ORDER = ("ns", "h", "uns")
 # zdtm.py's own migration and RPC flows, by the name a run gives them
 FLOWS = {"pre1": "--pre 1", "pre2": "--pre 2", "pre3": "--pre 3", "page-server": "--page-server",
          "lazy-pages": "--lazy-pages", "remote-lazy-pages": "--remote-lazy-pages", "rpc": "--rpc",
-         "snaps": "--snaps --pre 2"}
+         "snaps": "--snaps --pre 2", "iters3": "--iters 3",
+         # the suite names each test with -t: zdtm.py's "manual run only"
+         # (noauto) tests run only so (lab/suites/zdtm-upstream.sh)
+         "manual": "--manual"}
+# how a list's "manual run only" tests (.desc noauto, which zdtm.py skips
+# in a -T run) run by name: make test's sample holds thread-bomb, threads
+# that each make the next one and exit while criu seizes them, through
+# three C/Rs in a row by criu-cet and once by stock 4.1.1, beside it
+MANUAL_RUNS = ["shstk:criu-cet:manual:iters3", "shstk:stock:manual"]
 # live migration of our shadow-stack tests (tests/test_migration.py), by
 # the name its verdicts go by: iterative pre-dumps with memory tracking, a
 # dump through the page server, a lazy restore (no page of a shadow stack
@@ -128,6 +136,17 @@ def write(tree, tests, runs, out, name, append=False):
     return plan
 
 
+def manual_tests(tree, tests):
+    """The tests zdtm.py runs only when named: .desc flags noauto."""
+    return [t for t in tests if "noauto" in str(desc_of(tree, t).get("flags", "")).split()]
+
+
+def write_manual(tree, tests, out):
+    """MANUAL_RUNS of the manual-only tests of tests, appended to the plan."""
+    manual = manual_tests(tree, tests)
+    return write(tree, manual, MANUAL_RUNS, out, "manual", append=True) if manual else []
+
+
 def write_migrate(tree, out):
     """The plan of the migration boot: MIGRATE_FLOWS on MIGRATE_TESTS, and stock beside."""
     plan = write(tree, MIGRATE_TESTS, list(MIGRATE_FLOWS.values()), out, "migrate")
@@ -144,11 +163,14 @@ def main(argv):
     w.add_argument("--migrate", action="store_true", help="the migration boot's plan instead")
     w.add_argument("--out", required=True)
     w.add_argument("--name", default="sample")
+    w.add_argument("--manual", action="store_true", help="and MANUAL_RUNS of the manual-only tests after them")
     args = ap.parse_args(argv)
     if args.migrate:
         plan = write_migrate(args.tree, args.out)
     elif args.tests and args.runs:
         plan = write(args.tree, read_list(args.tests), args.runs.split(","), args.out, args.name)
+        if args.manual:
+            plan += write_manual(args.tree, read_list(args.tests), args.out)
     else:
         ap.error("give --tests and --runs, or --migrate")
     for line in plan:

@@ -336,3 +336,43 @@ def test_suite_kills_a_hung_zdtm_py_and_runs_the_rest(tmp_path):
     assert results["zdtm/static/a"][0] == results["zdtm/static/c"][0] == "PASS"
     assert results["zdtm/static/hangs"][0] == "FAIL" and "no verdict" in results["zdtm/static/hangs"][1]
     assert zdtm_results.unreached(text, ["zdtm/static/a", "zdtm/static/hangs", "zdtm/static/c"]) == []
+
+
+def test_suite_runs_manual_tests_by_name(tmp_path):
+    """--manual in a plan line's options: zdtm.py gets each test of the list
+    with -t (its noauto tests run only so), no -T, and not --manual."""
+    src = open(os.path.join(TOP, "lab", "suites", "zdtm-upstream.sh")).read()
+    fns = src[src.index("zdtm_regex() {"):src.index("while read -r label")]
+    (tmp_path / "zdtm.py").write_text("import sys\nprint(' '.join(sys.argv[1:]))\n")
+    lst = tmp_path / "list"
+    lst.write_text("zdtm/transition/thread-bomb  # why\nzdtm/static/env00\n")
+    out = tmp_path / "out"
+    for manual, expect in ((True, "-f ns --iters 3 -t zdtm/transition/thread-bomb -t zdtm/static/env00"),
+                           (False, "-f ns --iters 3 -T ^(zdtm/transition/thread-bomb|zdtm/static/env00)$")):
+        out.unlink(missing_ok=True)
+        opts = "-f ns --manual --iters 3" if manual else "-f ns --iters 3"
+        script = fns + f"zdtm_run probe {tmp_path} /bin/true '' {lst} {out} {opts}"
+        subprocess.run(["busybox", "sh", "-c", script], check=True, timeout=60)
+        assert out.read_text().strip() == "run --keep-going --fork-ct --criu-bin /bin/true " + expect
+
+
+def test_plan_runs_a_lists_manual_tests_by_name(tmp_path):
+    """zdtm_plan write --manual: the list's noauto tests get MANUAL_RUNS
+    (run by name), after the list's own runs, which zdtm.py skips them in."""
+    tree = tmp_path / "test"
+    for t, desc in (("zdtm/static/env00", "{}"), ("zdtm/transition/thread-bomb", "{'flags': 'noauto'}")):
+        (tree / t).parent.mkdir(parents=True, exist_ok=True)
+        (tree / (t + ".desc")).write_text(desc)
+    lst = tmp_path / "list"
+    lst.write_text("zdtm/static/env00\nzdtm/transition/thread-bomb\n")
+    out = tmp_path / "plan"
+    zdtm_plan.main(["write", "--tree", str(tree), "--tests", str(lst), "--runs", "shstk:criu-cet",
+                    "--manual", "--out", str(out)])
+    plan = (out / "plan").read_text().splitlines()
+    assert plan[0] == "shstk.criu-cet.ns shstk /lab/criu-cet/criu sample.ns -f ns"
+    assert plan[1:] == ["shstk.criu-cet.manual.iters3.ns shstk /lab/criu-cet/criu manual.ns -f ns --manual --iters 3",
+                        "shstk.stock.manual.ns shstk /lab/criu-stock/criu manual.ns -f ns --manual"]
+    assert (out / "lists" / "manual.ns").read_text() == "zdtm/transition/thread-bomb\n"
+    key = zdtm_plan.verdict_key("zdtm.shstk.criu-cet.manual.iters3.ns.zdtm/transition/thread-bomb",
+                                zdtm_plan.MANUAL_RUNS)
+    assert key == ("shstk:criu-cet:manual:iters3", "zdtm/transition/thread-bomb")

@@ -11,10 +11,12 @@
 # What runs is the plan, /lab/zdtm-upstream/plan (a second overlay may put
 # another there: make zdtm hands each boot its share), or the part of it
 # for one CRIU (suites zdtm-upstream-cet, zdtm-upstream-stock).  A plan line:
-#	LABEL BUILD CRIU LIST [zdtm.py run options...]
+#	LABEL BUILD CRIU LIST [zdtm.py run options, --manual...]
 # runs `zdtm.py run -T <the tests of lists/LIST> --keep-going` in the tree
 # of BUILD (plain or shstk) with CRIU; every test gets a verdict line
-# "zdtm.LABEL.<test>" (test/zdtm/upstream/zdtm_results.py).
+# "zdtm.LABEL.<test>" (test/zdtm/upstream/zdtm_results.py).  --manual
+# names each test with -t instead: zdtm.py's "manual run only" (noauto)
+# tests run only so.
 top=/lab/zdtm-upstream
 plan=$top/plan
 if [ ! -f "$plan" ]; then
@@ -116,20 +118,32 @@ end_run() {
 	echo "zdtm-leftover $1: still there after SIGKILL:" $left
 }
 
-# zdtm_run LABEL TREE CRIU TUNABLES LIST OUT [zdtm.py run options...]: one
-# zdtm.py over the tests of LIST, bounded (a test takes ten seconds or so):
-# a zdtm.py that hangs is killed with all it started, and costs the test it
-# hung in its verdict, said so, not the boot.  Returns zdtm.py's exit
-# status, 137 when it was killed.
+# zdtm_run LABEL TREE CRIU TUNABLES LIST OUT [zdtm.py run options and
+# --manual...]: one zdtm.py over the tests of LIST, bounded (a test takes
+# ten seconds or so): a zdtm.py that hangs is killed with all it started,
+# and costs the test it hung in its verdict, said so, not the boot.
+# Returns zdtm.py's exit status, 137 when it was killed.
 zdtm_run() {
-	local label=$1 tree=$2 criu=$3 tunables=$4 list=$5 out=$6 limit pid rc waited=0
+	local label=$1 tree=$2 criu=$3 tunables=$4 list=$5 out=$6 limit pid rc waited=0 manual n a t
 	shift 6
 	limit=$((${LAB_ZDTM_LIMIT_BASE:-120} + ${LAB_ZDTM_LIMIT_EACH:-60} * $(grep -c . "$list")))
 	# --fork-ct (test/zdtm/upstream/zdtm.py-fork-ct.patch): each test in a
 	# fork of this zdtm.py, in zdtm_ct's namespaces, not in a new python
 	# that imports yaml and pycriu again: that was 5 of a test's 10 s here
+	# --manual: zdtm.py runs a noauto test (transition/thread-bomb) only
+	# when it is named with -t, never from a -T regex
+	manual= n=$#
+	for a in "$@"; do
+		if [ "$a" = --manual ]; then manual=1; else set -- "$@" "$a"; fi
+	done
+	shift $n
+	if [ -n "$manual" ]; then
+		for t in $(sed 's/#.*//' "$list"); do set -- "$@" -t "$t"; done
+	else
+		set -- "$@" -T "$(zdtm_regex "$list")"
+	fi
 	(cd "$tree" && LAB_ZDTM_RUN=$label GLIBC_TUNABLES=$tunables PYTHONUNBUFFERED=1 exec \
-		python3 zdtm.py run -T "$(zdtm_regex "$list")" --keep-going --fork-ct --criu-bin "$criu" "$@") \
+		python3 zdtm.py run --keep-going --fork-ct --criu-bin "$criu" "$@") \
 		>> "$out" 2>&1 < /dev/null &
 	pid=$!
 	while [ $waited -lt $limit ]; do
