@@ -22,6 +22,10 @@ FAKE = textwrap.dedent("""\
         for line in script:
             if line.startswith("sleep "):
                 time.sleep(float(line.split()[1]))
+            elif line.startswith("spin "):         # emulating: CPU time, no output
+                end = time.monotonic() + float(line.split()[1])
+                while time.monotonic() < end:
+                    pass
             elif line == "exit":
                 sys.exit(0)
             else:
@@ -30,7 +34,7 @@ FAKE = textwrap.dedent("""\
 """)
 
 
-def boot(tmp_path, script, timeout=30, boot_timeout=30):
+def boot(tmp_path, script, timeout=30, boot_timeout=30, stall=run.STALL):
     bochs = tmp_path / "bochs"
     bochs.write_text(FAKE)
     bochs.chmod(bochs.stat().st_mode | stat.S_IEXEC)
@@ -39,7 +43,7 @@ def boot(tmp_path, script, timeout=30, boot_timeout=30):
     rc.write_text(f"com1: enabled=1, mode=file, dev={serial}\n")
     (tmp_path / "bochsrc.script").write_text("\n".join(script) + "\n")
     b = run.Boot(str(bochs), str(rc), str(serial), echo=False)
-    stopped = b.run(timeout, boot_timeout)
+    stopped = b.run(timeout, boot_timeout, stall)
     return b, stopped
 
 
@@ -74,6 +78,15 @@ def test_watchdog_stops_a_hung_guest(tmp_path):
     assert b.report.results[0].name == "a"   # what came before is kept for the report
 
 
+def test_stalled_emulator_is_stopped(tmp_path):
+    """A Bochs that uses no CPU (Bochs 3.0's log deadlock) is stopped long
+    before the watchdog, and said so; one that spins in silence is not."""
+    b, stopped = boot(tmp_path, ["@@LAB BOOT k", "@@LAB PASS a", "sleep 60"], stall=2)
+    assert stopped.startswith("bochs stalled") and gone(b.proc.pid)
+    b, stopped = boot(tmp_path, ["@@LAB BOOT k", "spin 4", "@@LAB DONE", "exit"], stall=2)
+    assert stopped is None, stopped
+
+
 def test_boot_hang_is_reported(tmp_path):
     b, stopped = boot(tmp_path, ["sleep 60"], boot_timeout=2)
     assert stopped == "boot hang" and gone(b.proc.pid)
@@ -89,3 +102,29 @@ def test_missing_artefact_is_a_clear_error(tmp_path, monkeypatch, missing):
     monkeypatch.setattr(run, "BUILD", str(tmp_path))
     with pytest.raises(run.LabError, match="is missing"):
         run.run_lab(["basics"])
+
+
+@pytest.mark.parametrize("first", ["boot hang", "bochs stalled: no CPU time for 120 s"])
+@pytest.mark.parametrize("second", [None, "again"])
+def test_emulator_deadlock_is_retried_once(tmp_path, monkeypatch, first, second):
+    """A boot Bochs' log deadlock stopped (at boot or mid-run) is run again,
+    once: the second run's end is the verdict."""
+    for f in ("bochs/bochs", "kernel/stock/bzImage", "initramfs.cpio"):
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text("")
+    monkeypatch.setattr(run, "BUILD", str(tmp_path))
+    monkeypatch.setattr(run, "make_iso", lambda *a: str(tmp_path / "lab.iso"))
+    ends = [first, first if second else None]
+    started = []
+
+    class Fake:
+        def __init__(self, *a):
+            self.start = time.monotonic()
+
+        def run(self, *a):
+            started.append(1)
+            return ends[len(started) - 1]
+
+    monkeypatch.setattr(run, "Boot", Fake)
+    _, stopped, _ = run.run_lab(["basics"], keep=str(tmp_path / "keep"))
+    assert len(started) == 2 and stopped == ends[1]
