@@ -159,9 +159,10 @@ class Boot:
             return None
 
     def stalled(self, stall):
-        """True when Bochs has used no CPU for @stall seconds: Bochs 3.0's
-        log deadlock (its SIGALRM handler waits for the log lock the CPU
-        loop holds) can strike mid-run too, and then nothing ever moves."""
+        """True when Bochs has used no CPU for @stall seconds: an emulating
+        Bochs always spins, so it is deadlocked and nothing will move again
+        (Bochs 3.0's SIGALRM handler waiting for the log lock the CPU loop
+        holds is one known way; a guest kernel that hangs keeps it busy)."""
         now, cpu = time.monotonic(), self.cpu_seconds()
         if cpu is None or cpu != self._cpu:
             self._cpu, self._cpu_at = cpu, now
@@ -194,7 +195,7 @@ class Boot:
                 if self.report.boot is None and elapsed > boot_timeout:
                     return "boot hang"
                 if self.stalled(stall):
-                    return f"bochs stalled: no CPU time for {stall} s (Bochs 3.0's log deadlock)"
+                    return f"bochs stalled: no CPU time for {stall} s (deadlocked)"
                 if elapsed > timeout:
                     # init prints lab-alive every two minutes of guest time:
                     # a long silence is a guest (or emulator) that hung
@@ -251,7 +252,7 @@ def run_lab(suites, kernel="stock", timeout=900, boot_timeout=180, echo=False, k
         boot = Boot(bochs, rc, serial, echo)
         stopped = boot.run(timeout, boot_timeout)
         if (stopped == "boot hang" or (stopped or "").startswith("bochs stalled")) and attempt == 1:
-            print(f"lab: {stopped}: known Bochs 3.0 log deadlock, retrying once", file=sys.stderr)
+            print(f"lab: {stopped}: the emulator deadlocked, retrying once", file=sys.stderr)
             continue
         break
     wall = time.monotonic() - boot.start
