@@ -79,7 +79,7 @@ def test_watchdog_stops_a_hung_guest(tmp_path):
 
 
 def test_stalled_emulator_is_stopped(tmp_path):
-    """A Bochs that uses no CPU (Bochs 3.0's log deadlock) is stopped long
+    """A Bochs that uses no CPU (deadlocked) is stopped long
     before the watchdog, and said so; one that spins in silence is not."""
     b, stopped = boot(tmp_path, ["@@LAB BOOT k", "@@LAB PASS a", "sleep 60"], stall=2)
     assert stopped.startswith("bochs stalled") and gone(b.proc.pid)
@@ -107,7 +107,7 @@ def test_missing_artefact_is_a_clear_error(tmp_path, monkeypatch, missing):
 @pytest.mark.parametrize("first", ["boot hang", "bochs stalled: no CPU time for 120 s"])
 @pytest.mark.parametrize("second", [None, "again"])
 def test_emulator_deadlock_is_retried_once(tmp_path, monkeypatch, first, second):
-    """A boot Bochs' log deadlock stopped (at boot or mid-run) is run again,
+    """A boot an emulator deadlock stopped (at boot or mid-run) is run again,
     once: the second run's end is the verdict."""
     for f in ("bochs/bochs", "kernel/stock/bzImage", "initramfs.cpio"):
         (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
