@@ -127,9 +127,6 @@ zdtm_run() {
 	local label=$1 tree=$2 criu=$3 tunables=$4 list=$5 out=$6 limit pid rc waited=0 manual n a t
 	shift 6
 	limit=$((${LAB_ZDTM_LIMIT_BASE:-120} + ${LAB_ZDTM_LIMIT_EACH:-60} * $(grep -c . "$list")))
-	# --fork-ct (test/zdtm/upstream/zdtm.py-fork-ct.patch): each test in a
-	# fork of this zdtm.py, in zdtm_ct's namespaces, not in a new python
-	# that imports yaml and pycriu again: that was 5 of a test's 10 s here
 	# --manual: zdtm.py runs a noauto test (transition/thread-bomb) only
 	# when it is named with -t, never from a -T regex
 	manual= n=$#
@@ -142,6 +139,9 @@ zdtm_run() {
 	else
 		set -- "$@" -T "$(zdtm_regex "$list")"
 	fi
+	# --fork-ct (test/zdtm/upstream/zdtm.py-fork-ct.patch): each test in a
+	# fork of this zdtm.py, in zdtm_ct's namespaces, not in a new python
+	# that imports yaml and pycriu again: that was 5 of a test's 10 s here
 	(cd "$tree" && LAB_ZDTM_RUN=$label GLIBC_TUNABLES=$tunables PYTHONUNBUFFERED=1 exec \
 		python3 zdtm.py run --keep-going --fork-ct --criu-bin "$criu" "$@") \
 		>> "$out" 2>&1 < /dev/null &
