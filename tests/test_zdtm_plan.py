@@ -263,8 +263,8 @@ def test_suite_regex_selects_exactly_the_listed_tests(tmp_path):
     (zdtm/static/unlink_fstat01+) match themselves only."""
     import re
     src = open(os.path.join(TOP, "lab", "suites", "zdtm-upstream.sh")).read()
-    fn = src[src.index("zdtm_regex() {"):]
-    fn = fn[:fn.index("\n}\n") + 3]
+    fn = src[src.index("list_tests() {"):]
+    fn = fn[:fn.index("\n}\n", fn.index("zdtm_regex() {")) + 3]
     lst = tmp_path / "list"
     lst.write_text("# a comment\nzdtm/static/unlink_fstat01+\n\nzdtm/static/env00  # why\n")
     for shell in ("bash", "busybox"):
@@ -310,7 +310,7 @@ def test_suite_kills_a_hung_zdtm_py_and_runs_the_rest(tmp_path):
     says where each one waited, and the tests after it run in a new
     zdtm.py; the one that hung fails with no verdict."""
     src = open(os.path.join(TOP, "lab", "suites", "zdtm-upstream.sh")).read()
-    fns = src[src.index("zdtm_regex() {"):src.index("while read -r label")]
+    fns = src[src.index("list_tests() {"):src.index("while read -r label")]
     (tmp_path / "zdtm.py").write_text(FAKE_ZDTM)
     lst = tmp_path / "list"
     lst.write_text("zdtm/static/a\nzdtm/static/hangs\nzdtm/static/c\n")
@@ -342,7 +342,7 @@ def test_suite_runs_manual_tests_by_name(tmp_path):
     """--manual in a plan line's options: zdtm.py gets each test of the list
     with -t (its noauto tests run only so), no -T, and not --manual."""
     src = open(os.path.join(TOP, "lab", "suites", "zdtm-upstream.sh")).read()
-    fns = src[src.index("zdtm_regex() {"):src.index("while read -r label")]
+    fns = src[src.index("list_tests() {"):src.index("while read -r label")]
     (tmp_path / "zdtm.py").write_text("import sys\nprint(' '.join(sys.argv[1:]))\n")
     lst = tmp_path / "list"
     lst.write_text("zdtm/transition/thread-bomb  # why\nzdtm/static/env00\n")

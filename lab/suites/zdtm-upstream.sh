@@ -60,12 +60,17 @@ zdtm_probe() {
 }
 zdtm_probe
 
-# zdtm_regex LIST: zdtm.py's -T for the tests of a list (comments and
-# blank lines aside); -F would do, but it turns --keep-going off.  Names
-# are escaped (the . and + test names hold: zdtm/static/unlink_fstat01+)
+# list_tests LIST: the tests of a list, one a line (comments, spaces and
+# empty lines aside)
+list_tests() {
+	sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$1"
+}
+
+# zdtm_regex LIST: zdtm.py's -T for the tests of a list; -F would do, but
+# it turns --keep-going off.  Names are escaped (the . and + test names
+# hold: zdtm/static/unlink_fstat01+)
 zdtm_regex() {
-	echo "^($(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$1" | tr -d ' \t' |
-		sed 's/[.+]/\\&/g' | tr '\n' '|' | sed 's/|$//'))\$"
+	echo "^($(list_tests "$1" | sed 's/[.+]/\\&/g' | tr '\n' '|' | sed 's/|$//'))\$"
 }
 
 # criu_logs TREE LABEL: the CET and error lines of the CRIU logs zdtm.py
@@ -126,7 +131,7 @@ end_run() {
 zdtm_run() {
 	local label=$1 tree=$2 criu=$3 tunables=$4 list=$5 out=$6 limit pid rc waited=0 manual n a t
 	shift 6
-	limit=$((${LAB_ZDTM_LIMIT_BASE:-120} + ${LAB_ZDTM_LIMIT_EACH:-60} * $(grep -c . "$list")))
+	limit=$((${LAB_ZDTM_LIMIT_BASE:-120} + ${LAB_ZDTM_LIMIT_EACH:-60} * $(list_tests "$list" | wc -l)))
 	# --manual: zdtm.py runs a noauto test (transition/thread-bomb) only
 	# when it is named with -t, never from a -T regex
 	manual= n=$#
@@ -135,7 +140,7 @@ zdtm_run() {
 	done
 	shift $n
 	if [ -n "$manual" ]; then
-		for t in $(sed 's/#.*//' "$list"); do set -- "$@" -t "$t"; done
+		for t in $(list_tests "$list"); do set -- "$@" -t "$t"; done
 	else
 		set -- "$@" -T "$(zdtm_regex "$list")"
 	fi
@@ -170,10 +175,10 @@ zdtm_run_all() {
 	shift 6
 	zdtm_run "$label" "$tree" "$criu" "$tunables" "$list" "$out" "$@"
 	rc=$?
-	left=$(grep -c . "$list")
+	left=$(list_tests "$list" | wc -l)
 	while [ $rc = 137 ] && python3 "$top/zdtm_results.py" --unreached "$out" "$list" > "$rest" &&
-		[ -s "$rest" ] && [ "$(grep -c . "$rest")" -lt "$left" ]; do
-		left=$(grep -c . "$rest")
+		[ -s "$rest" ] && [ "$(list_tests "$rest" | wc -l)" -lt "$left" ]; do
+		left=$(list_tests "$rest" | wc -l)
 		zdtm_run "$label" "$tree" "$criu" "$tunables" "$rest" "$out" "$@"
 		rc=$?
 	done
