@@ -52,7 +52,8 @@ DEFAULT_RUNS = "plain:criu-cet,plain:stock,shstk:criu-cet,shstk:stock,shstk:criu
 FLOW_RUNS = ",".join(f"shstk:criu-cet:{f}" for f in ("pre2", "page-server", "lazy-pages", "rpc"))
 # guest RAM of a matrix boot: zdtm.py keeps the images of every failed test
 # (stock and 4.2.1 fail most on shadow stacks) in the guest's rootfs, half of
-# its RAM; with 512 MiB a boot ran out of space at its 13th test of 40
+# its RAM; with 512 MiB a boot ran out of space at its 13th test of 40.
+# static/maps01 (1 GiB of shared memory) and maps04 (512 MiB) need it too
 MEGS = 2048
 
 
