@@ -56,6 +56,12 @@ kselftests: deps
 kernel-series: deps
 	@bash lab/kernel-series.sh
 
+# the CRIU series (patches/criu) applied with git am on v4.2.1, CRIU built
+# at every patch
+.PHONY: criu-series
+criu-series: deps
+	@bash lab/criu-series.sh
+
 # The kernel's own scripts/checkpatch.pl --strict on the series in kernel/patches
 checkpatch: deps
 	@bash lab/linux-source.sh

@@ -1,11 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Build CRIU from Debian's orig tarballs, in three flavours:
-#   stock:    4.1.1 unmodified, the reference every comparison is made against
-#   cet:      the same tree plus our overlay (criu/, images/) and the hook
-#             patches in patches/criu/
-#   4.2.1:    CRIU 4.2.1 unmodified (pin criu42), the best upstream, only for
-#             make compare and make bench (make test never needs it)
+#   stock:    4.1.1 unmodified (pin criu), the CRIU Debian 13 ships, a column
+#             of every comparison
+#   cet:      CRIU 4.2.1 (pin criu42) plus the patch series in patches/criu/
+#             and our overlay (criu/, images/: the files the series builds)
+#   4.2.1:    CRIU 4.2.1 unmodified, the best upstream and criu-cet's base:
+#             the plain comparisons are made against it
 # Result: build/criu-<flavour>/criu (and the tree it was built in).
 # A tree built from scratch is cached (the whole tree, objects and all:
 # later steps run make in it) under $CRIU_CET_CACHE/criu/<flavour>-<key>,
@@ -16,8 +17,8 @@ set -euo pipefail
 
 flavour=${1:-stock}
 case $flavour in
-stock | cet) pin=criu ;;
-4.2.1) pin=criu42 ;;
+stock) pin=criu ;;
+cet | 4.2.1) pin=criu42 ;;
 *) die "unknown flavour '$flavour' (stock, cet or 4.2.1)" ;;
 esac
 tree=$BUILD/criu-$flavour/src

@@ -138,7 +138,7 @@ def test_no_probe_on_patched_kernel(patched):
 def test_check_feature_says_yes_in_the_lab(lab):
     r = lab.expect_pass("cet.check-feature")
     assert r["detail"].endswith("NT_X86_CET_USER: no, the stock interfaces are used")
-    assert lab.expect_pass("cet.version")["detail"].startswith("Version: 4.1.1|Flavour: criu-cet (CRIU 4.1.1")
+    assert lab.expect_pass("cet.version")["detail"].startswith("Version: 4.2.1|Flavour: criu-cet (CRIU 4.2.1")
 
 
 def test_check_feature_sees_the_regset_on_the_patched_kernel(patched):

@@ -21,7 +21,7 @@ MULTIARCH = "x86_64-linux-gnu"
 LIBDIR = f"usr/lib/{MULTIARCH}"
 PYDIR = "usr/lib/python3/dist-packages"
 # the package is built for criu-cet's CRIU release and stands for these
-BASE_VERSION = "4.1.1"
+BASE_VERSION = "4.2.1"
 REPLACED = ["criu", "python3-pycriu", "libcriu2", "libcriu-dev", "libcompel1", "libcompel-dev"]
 # one thread's CET state as criu-cet dumps it (images/cet.proto)
 CET = {"version": 2, "features": "0x1", "locked": "0xffffffffffffffff",

@@ -94,7 +94,7 @@ def test_stock_loses_the_cet_state(lab, prof):
 def test_container_with_its_own_network_namespace(lab):
     """--empty-ns network and network-lock nftables from runc's CRIU config
     file: criu-cet restores it exactly; stock 4.1.1 dies reading that option
-    (patch 0011 fixes it in criu-cet) and the container runs on."""
+    (CRIU 4.2.1, criu-cet's base, has the fix) and the container runs on."""
     for step in ("run", "checkpoint", "restore"):
         lab.expect_pass(f"runc.cet.netns.{step}")
     r = lab.expect_pass("runc.cet.netns.state")

@@ -151,7 +151,7 @@ THREAD_BOMB = "zdtm/transition/thread-bomb"
 def test_criu_cet_seizes_a_thread_bomb(cet_lab, stock_lab):
     """transition/thread-bomb, which zdtm.py runs only by name: threads that
     each make the next one and exit while criu seizes them.  criu-cet keeps
-    seizing while its passes find new threads (patches/criu/0012) and dumps
+    seizing while its passes find new threads (the seize patch of patches/criu) and dumps
     and restores it three times in a row on shadow stacks; stock 4.1.1,
     which gives up after six passes, is beside it."""
     assert THREAD_BOMB in SAMPLE

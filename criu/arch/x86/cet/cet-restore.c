@@ -31,6 +31,7 @@
 #include "cet-abi.h"
 #include "cet-host.h"
 #include "cet-rst.h"
+#include "cet-upstream-images.h"
 
 #undef LOG_PREFIX
 #define LOG_PREFIX "cet: "
@@ -147,14 +148,6 @@ static int stack_of(const struct cet_rst_proc *p, const struct cet_rst_stack *st
 	return -1;
 }
 
-/* Images made by a CRIU without criu-cet keep only upstream's SSP. */
-static bool legacy_shstk(CoreEntry *core)
-{
-	UserX86FpregsEntry *fp = core->thread_info ? core->thread_info->fpregs : NULL;
-
-	return !core->cet && fp && fp->xsave && fp->xsave->cet && (fp->xsave->cet->cet & ARCH_SHSTK_SHSTK);
-}
-
 /*
  * Does thread @tid's core image say it runs on a shadow stack?  -1 when it
  * cannot be read: CRIU core reports that later, in its own words.
@@ -171,7 +164,7 @@ static int core_image_has_shstk(pid_t tid)
 	close_image(img);
 	if (ret <= 0)
 		return -1;
-	ret = (core->cet && (core->cet->features & ARCH_SHSTK_SHSTK)) || legacy_shstk(core);
+	ret = (core->cet && (core->cet->features & ARCH_SHSTK_SHSTK)) || cet_upstream_shstk(core);
 	core_entry__free_unpacked(core, NULL);
 	return ret;
 }
@@ -448,15 +441,12 @@ int cet_restore_prepare(struct pstree_item *item, CoreEntry *core, struct task_r
 
 	have_rst_data = false;
 	memset(&ta->shstk, 0, sizeof(ta->shstk));
+	if (cet_adopt_upstream_images(item, vmas))
+		return -1;
 	for (i = 0; i < item->nr_threads; i++) {
 		memset(&targs[i].shstk, 0, sizeof(targs[i].shstk));
 		if (item->core[i] == core)
 			me = i;
-		if (legacy_shstk(item->core[i])) {
-			pr_err("%d: the image has a shadow stack but no criu-cet entry (dumped by another CRIU?)\n",
-			       item->threads[i].ns[0].virt);
-			return -1;
-		}
 		if (item->core[i]->cet && check_thread(item->threads[i].ns[0].virt, item->core[i]->cet))
 			return -1;
 	}
