@@ -27,6 +27,6 @@ else
 fi
 ver=$(/lab/criu-cet/criu --version | tr '\n' '|')
 case $ver in
-"Version: 4.1.1|Flavour: criu-cet "*) lab_pass cet.version "$ver" ;;
+"Version: 4.2.1|Flavour: criu-cet "*) lab_pass cet.version "$ver" ;;
 *) lab_fail cet.version "$ver" ;;
 esac

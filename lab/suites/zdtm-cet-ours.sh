@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# The ZDTM CET tests dumped and restored by criu-cet (CRIU 4.1.1 + our CET
+# The ZDTM CET tests dumped and restored by criu-cet (CRIU 4.2.1 + our CET
 # subsystem), by the lab's runner; LAB_ZDTM_CET_ONLY=TEST,... narrows it
 # (suite zdtm-cet-runner).
 zdtm_cet_run --flavour criu-cet --criu /lab/criu-cet/criu --dir /lab/zdtm/cet \
