@@ -145,12 +145,22 @@ def _own_elsewhere(folder, core):
     core["cet"]["own_end"] = start + 16 * PAGE
 
 
-def _drop_cet(folder, core):
-    """What an image of a CRIU without criu-cet looks like: upstream's SSP only."""
-    ssp = core["cet"].get("ssp", 0)
+def _upstream(folder, core, features=1, ssp=None):
+    """What an image of a CRIU without criu-cet looks like (4.1.1, 4.2.1):
+    upstream's features and SSP only, in xsave's cet entry.  criu-cet
+    restores such images, so they are damaged beyond that to be refused."""
+    ssp = num(core["cet"].get("ssp", 0)) if ssp is None else ssp
     del core["cet"]
     fp = core["thread_info"]["fpregs"]
-    fp.setdefault("xsave", {})["cet"] = {"cet": 1, "ssp": ssp}
+    fp.setdefault("xsave", {})["cet"] = {"cet": features, "ssp": ssp}
+
+
+def _upstream_ssp_outside(folder, core):
+    _upstream(folder, core, ssp=num(shstk_vmas(folder)[0]["start"]) - 8 * PAGE)
+
+
+def _upstream_unknown_feature(folder, core):
+    _upstream(folder, core, features=5)
 
 
 # variant -> (how to damage the images, what criu-cet must say)
@@ -164,7 +174,8 @@ DAMAGE = {
     "stack-unmarked": (_unmark_stack, "is not on a shadow stack in the image"),
     "own-half": (_set("own_start", 0x7f0000000000), "half described"),
     "own-elsewhere": (_own_elsewhere, "is not a shadow stack of its own in the image"),
-    "no-cet-entry": (_drop_cet, "no criu-cet entry"),
+    "upstream-ssp-outside": (_upstream_ssp_outside, "is not on a shadow stack in the image"),
+    "upstream-unknown-feature": (_upstream_unknown_feature, "unknown CET features"),
 }
 
 

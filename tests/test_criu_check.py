@@ -55,5 +55,5 @@ def test_rpc_version_names_criu_cet():
     if not os.path.exists(CRIU_CET):
         pytest.skip("criu-cet is not built")
     v = rpc_version(CRIU_CET)
-    assert (v.major_number, v.minor_number, v.sublevel) == (4, 1, 1) and v.name == "criu-cet"
+    assert (v.major_number, v.minor_number, v.sublevel) == (4, 2, 1) and v.name == "criu-cet"
     assert rpc_version(CRIU_STOCK).name != "criu-cet"
