@@ -300,7 +300,11 @@ other_criu_restore() {
 	local who=$1 id=$2-x dir=$3 prof=$4 criu name rc st why row mark said
 	if [ "$who" = stock ]; then criu=/lab/criu-cet/criu name=runc.bad.stock-image-by-cet.$prof
 	else criu=/lab/criu-stock/criu name=runc.bad.cet-image-by-stock.$prof; fi
+	# the checkpoint and the files it names as they were: a container the
+	# other CRIU restored runs and writes its count file, whose size CRIU
+	# checks when this checkpoint is restored again
 	cp -a "$dir/img" "$dir/img.keep"
+	cp -p "$dir/rootfs/count" "$dir/count.keep"
 	mark=$(dmesg_mark)
 	restore "$id" "$dir" "$criu"
 	rc=$?
@@ -329,6 +333,7 @@ other_criu_restore() {
 	stop_ctr "$id"
 	for p in $(strays); do kill -9 "$p"; done
 	rm -rf "$dir/img" && mv "$dir/img.keep" "$dir/img"
+	cp -p "$dir/count.keep" "$dir/rootfs/count" && rm -f "$dir/count.keep"
 }
 
 # ---- a checkpoint that fails, one that leaves the container running ----
