@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # CRIU 4.2.1 (unmodified, pin criu42) for make compare and make bench: built
 # like stock 4.1.1 and staged as a folder run.py --overlay adds to the guest
-# (/lab/criu-4.2.1/criu).  make test never needs it.  Prints the folder; when
-# 4.2.1 cannot be had (the pin left the archive, the build broke) exits 3 with
-# the reason as the last line on stderr.
+# (/lab/criu-4.2.1/criu).  Prints the folder; when 4.2.1 cannot be had (the
+# pin left the archive, the build broke) exits 3 with the reason as the last
+# line on stderr.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 

@@ -16,7 +16,7 @@ def test_lock_file_pins_the_sources():
     assert set(pins) == {"criu", "bochs", "linux", "criu42", "runc", "glibc", "valkey"}
     assert pins["criu"].filename == "criu_4.1.1.orig.tar.xz"
     # the best upstream, for make compare / make bench only
-    assert pins["criu42"].spec == "criu=4.2.1-1" and pins["criu42"].suite == "sid"
+    assert pins["criu42"].spec == "criu=4.2.1-1" and pins["criu42"].suite == "forky"
     assert pins["bochs"].spec == "bochs=3.0+dfsg-1"
     assert pins["linux"].kind == "deb" and pins["linux"].security
     # Debian 12's runc, the binary package, for the runc suite
