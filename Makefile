@@ -94,8 +94,8 @@ $(BUILD)/guest/bin/rpc_cet: lab/guest/rpc_cet.c criu-cet
 		$(CRIU_CET_SRC)/lib/c/libcriu.a -lprotobuf-c
 
 # ZDTM CET tests (test/zdtm/cet), built against CRIU's ZDTM lib, in /lab/zdtm/cet
-zdtm-cet: criu-stock
-	@bash test/zdtm/cet/lab-build.sh $(BUILD)/criu-stock/src $(BUILD)/zdtm-cet
+zdtm-cet: criu-cet
+	@bash test/zdtm/cet/lab-build.sh $(CRIU_CET_SRC) $(BUILD)/zdtm-cet
 
 initramfs: criu-stock criu-cet guest zdtm-cet kselftests
 	@LAB_EXTRA="$(BUILD)/zdtm-cet/stage:/lab/zdtm/cet $(BUILD)/guest/kbin:/lab/bin" \

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# CRIU 4.1.1's own ZDTM tests (pin criu, its test/ tree unmodified), built
-# twice and staged as trees that CRIU's test/zdtm.py runs from inside the
+# The base CRIU's own ZDTM tests (pin criu42, CRIU 4.2.1, criu-cet's base;
+# its test/ tree unmodified), built twice and staged as trees that CRIU's test/zdtm.py runs from inside the
 # lab guest, which has GNU make but no compiler:
 #
 #   bash lab/build-zdtm-upstream.sh OUT [LIST]
@@ -13,8 +13,8 @@
 #
 #   OUT/plain/test/      gcc against Debian 12's glibc, dynamically linked,
 #                        as CRIU's CI builds them
-#   OUT/shstk/test/      as upstream CRIU 4.2's SHSTK_ENABLE=1 build does it
-#                        (-mshstk, -Wl,-z,shstk), with lab/cet-cc against the
+#   OUT/shstk/test/      by upstream's own SHSTK_ENABLE=1 build (Makefile.inc:
+#                        -mshstk, -Wl,-z,shstk), with lab/cet-cc against the
 #                        lab's CET glibc: every test SHSTK-marked, loaded by
 #                        /opt/cet-glibc/lib/ld-linux-x86-64.so.2, so that
 #                        GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK runs it on a
@@ -59,7 +59,7 @@ STATIC_LIBS="libaio.a libcap.a libnl-3.a libnl-route-3.a"
 # compel, libfault, cuda-checkpoint, jenkins are other harnesses
 KEEP="zdtm.py zdtm zdtm.desc groups.desc inhfd.desc inhfd zdtm_ct.c umount2.c
  zdtm_mount_cgroups zdtm_umount_cgroups empty-netns-prep.sh pki plugins Makefile
- abrt.sh check_actions.py show_action.sh crit-recode.py pycriu"
+ abrt.sh crit-recode.py pycriu"
 # every shstk test must load only these, from the CET glibc (checked)
 CET_RUNTIME="ld-linux-x86-64.so.2 libc.so.6 libm.so.6 libpthread.so.0 libdl.so.2 librt.so.1 libutil.so.1 libresolv.so.2"
 
@@ -71,7 +71,7 @@ cetlib=$sysroot$PREFIX/lib
 sums() { sha256sum "$@" | awk '{ print $1 }'; }
 # the CET glibc by its libc (its key's inputs decide it); Debian's compiler,
 # glibc and the libraries linked in by what is installed
-k=$(key -s "$(pin_sha criu)" -s "$(sums "$cetlib/libc.so.6" "$cetlib/libc.so")" \
+k=$(key -s "$(pin_sha criu42)" -s "$(sums "$cetlib/libc.so.6" "$cetlib/libc.so")" \
 	-s "$(dpkg-query -W gcc-12 libc6-dev binutils libgcc-12-dev libgcc-s1 libaio-dev libcap-dev libnl-3-dev \
 		libnl-route-3-dev libprotobuf-c-dev protobuf-c-compiler make)" \
 	"$0" "$TOP/lab/cet-cc" ${LIST:+"$LIST"})
@@ -95,7 +95,8 @@ work=$BUILD/zdtm-upstream${LIST:+-$(basename "$LIST" .list)}
 res=$work/result
 rm -rf "$work/plain" "$work/shstk" "$work/libgcc_s" "$work/static-libs" "$res"
 mkdir -p "$work/static-libs" "$res"
-tarball=$(fetch criu)
+tarball=$(fetch criu42)
+top=$(basename "$tarball" .orig.tar.xz | tr _ -)	# criu_4.2.1 -> criu-4.2.1
 for a in $STATIC_LIBS; do
 	f=/usr/lib/x86_64-linux-gnu/$a
 	[ -e "$f" ] || die "$f is missing (lab/install-deps.sh)"
@@ -175,7 +176,7 @@ build_flavour() {
 	local name=$1 src=$work/$1/src; shift
 	mkdir -p "$src"
 	# criu/include: the rtc test's CRIU plugin (criu-rtc.so) includes criu-plugin.h
-	tar -xf "$tarball" -C "$src" --strip-components=1 criu-4.1.1/test criu-4.1.1/criu/include ||
+	tar -xf "$tarball" -C "$src" --strip-components=1 "$top/test" "$top/criu/include" ||
 		die "cannot unpack $tarball"
 	say "building the $name tests"
 	# -O: one target's messages together, for the failure reasons
@@ -277,18 +278,19 @@ check_shstk() {
 
 # The plain build: Debian's gcc and glibc, as CRIU's CI does it
 build_flavour plain
-# The shstk build: upstream 4.2's SHSTK_ENABLE=1 flags; 4.1.1's Makefiles
-# take CFLAGS additions from USERCFLAGS, and LDFLAGS from the environment
-# (not the command line, which would override the Makefile's per-test
-# "LDFLAGS += -pthread").  CET_CC_REPORT=warning: cet-cc's default
-# -z cet-report=error would fail the links that take the unmarked static
-# libraries above; -z shstk sets the mark instead, and ld's warnings name
-# the objects compiled without CET (kept in OUT/shstk-unmarked.txt).
-SHSTK_MAKE=(CC="$TOP/lab/cet-cc" USERCFLAGS=-mshstk)
+# The shstk build: upstream's SHSTK_ENABLE=1 (Makefile.inc adds -mshstk to
+# CFLAGS and -Wl,-z,shstk to LDFLAGS), by cet-cc against the CET glibc.
+# The static libraries above come in through LDFLAGS from the environment
+# (a command-line LDFLAGS would override the Makefiles' "LDFLAGS += ...").
+# CET_CC_REPORT=warning: cet-cc's default -z cet-report=error would fail
+# the links that take those unmarked libraries; -z shstk sets the mark
+# instead, and ld's warnings name the objects compiled without CET (kept
+# in OUT/shstk-unmarked.txt).
+SHSTK_MAKE=(CC="$TOP/lab/cet-cc" SHSTK_ENABLE=1)
 export CET_GLIBC_SYSROOT=$sysroot
-CET_CC_REPORT=warning LDFLAGS="-Wl,-z,shstk -L$work/static-libs" build_flavour shstk "${SHSTK_MAKE[@]}"
+CET_CC_REPORT=warning LDFLAGS="-L$work/static-libs" build_flavour shstk "${SHSTK_MAKE[@]}"
 
-{ failures plain; CET_CC_REPORT=warning LDFLAGS="-Wl,-z,shstk -L$work/static-libs" failures shstk "${SHSTK_MAKE[@]}"; } \
+{ failures plain; CET_CC_REPORT=warning LDFLAGS="-L$work/static-libs" failures shstk "${SHSTK_MAKE[@]}"; } \
 	> "$res/build-failures.txt"
 stage plain
 stage shstk

@@ -29,7 +29,7 @@ for l in $RUNTIME; do
 done
 "$TOP/lab/cet-cc" -O2 -g -Wall -Wextra -Wno-unused-parameter -I"$TOP/criu/arch/x86/cet" -I"$TOP/lab/guest" -pthread \
 	-o "$out/lab/cet-glibc/cet_probe" "$TOP/lab/cet-userland/cet_probe.c" || die "cet_probe failed"
-bash "$TOP/test/zdtm/cet/lab-build.sh" "$BUILD/criu-stock/src" "$BUILD/zdtm-cet-glibc" glibc "$TOP/lab/cet-cc" >&2 ||
+bash "$TOP/test/zdtm/cet/lab-build.sh" "$BUILD/criu-cet/src" "$BUILD/zdtm-cet-glibc" glibc "$TOP/lab/cet-cc" >&2 ||
 	die "the ZDTM CET glibc tests failed to build"
 mkdir -p "$out/lab/zdtm/cet-glibc" "$out/lab/cet-glibc/bin"
 cp "$BUILD/zdtm-cet-glibc/stage/"* "$out/lab/zdtm/cet-glibc/"

@@ -12,7 +12,8 @@
 #
 #   usage: lab/zdtm-runtime.sh OUT [CRIU_TREE]
 #
-# CRIU_TREE (default build/criu-stock/src, any CRIU 4.1.1 source tree) is
+# CRIU_TREE (default build/criu-cet/src: CRIU 4.2.1 with the series, whose
+# test/ is 4.2.1's; any CRIU source tree of that version) is
 # only read: zdtm.py, pycriu and crit are run from a scratch copy of it on the
 # host (python3 -v) to learn which modules they import.  pycriu and the
 # ZDTM tests themselves are not staged: they are part of the test tree.
@@ -60,7 +61,7 @@ set -euo pipefail
 
 [ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: $0 OUT [CRIU_TREE]" >&2; exit 2; }
 out=$1
-tree=${2:-$BUILD/criu-stock/src}
+tree=${2:-$BUILD/criu-cet/src}
 P=/usr/bin/python3.11	# Debian's, not a pyenv python earlier on PATH
 V=3.11
 STDLIB=/usr/lib/python$V

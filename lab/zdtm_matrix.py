@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 """CRIU's own ZDTM suite in the lab: the whole default set, criu-cet beside
-stock 4.1.1 and CRIU 4.2.1, plain and on shadow stacks, on both kernels
-(make zdtm).
+its base CRIU 4.2.1 and stock 4.1.1 (the CRIU Debian 13 ships), plain and on
+shadow stacks, on both kernels (make zdtm).
 
     zdtm_matrix.py --run [--kernels stock,patched] [--runs RUNS] [--tests LIST]
                    [--chunk N] [--repeat K]
@@ -24,10 +24,11 @@ are judged apart: criu-cet passes each in every run (a line per kernel
 counts them).  It prints a row per test (PASS, FAIL and why, SKIP and why),
 the tests in which criu-cet and stock differ, and last, one line per kernel:
 
-    zdtm: <kernel> plain: criu-cet P/N stock Q/N; shstk: criu-cet R/N stock S/N criu-4.2.1 T/N; wall M min
+    zdtm: <kernel> plain: criu-cet P/N criu-4.2.1 U/N stock Q/N; shstk: criu-cet R/N stock S/N criu-4.2.1 T/N; wall M min
 
 and exits non-zero when a target is missed: plain, criu-cet passes exactly
-the tests stock passes; on shadow stacks, every test that criu-cet passes
+the tests its base 4.2.1 passes (without 4.2.1 in the runs: stock), and
+every test stock passes; on shadow stacks, every test that criu-cet passes
 plain or that stock or 4.2.1 pass on shadow stacks.
 """
 
@@ -48,7 +49,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
 UPSTREAM = os.path.join(TOP, "test", "zdtm", "upstream")
 OUT = os.path.join(BUILD, "zdtm")
-DEFAULT_RUNS = "plain:criu-cet,plain:stock,shstk:criu-cet,shstk:stock,shstk:criu-4.2.1"
+DEFAULT_RUNS = "plain:criu-cet,plain:criu-4.2.1,plain:stock,shstk:criu-cet,shstk:stock,shstk:criu-4.2.1"
 FLOW_RUNS = ",".join(f"shstk:criu-cet:{f}" for f in ("pre2", "page-server", "lazy-pages", "rpc"))
 # guest RAM of a matrix boot: zdtm.py keeps the images of every failed test
 # (stock and 4.2.1 fail most on shadow stacks) in the guest's rootfs, half of
@@ -286,12 +287,7 @@ def targets(cells, kernels, runs, tests, out):
     missed = 0
     for k in kernels:
         want = {}
-        if "plain:criu-cet" in runs and "plain:stock" in runs:
-            cet, stock = passes(cells, k, "plain:criu-cet", tests), passes(cells, k, "plain:stock", tests)
-            for t in sorted(stock ^ cet):
-                print(f"zdtm: TARGET {k} plain: {t} passes with {'stock only' if t in stock else 'criu-cet only'}",
-                      file=out)
-                missed += 1
+        missed += plain_targets(cells, k, runs, tests, out)
         if "shstk:criu-cet" in runs:
             for other in ("plain:criu-cet", "shstk:stock", "shstk:criu-4.2.1"):
                 if other in runs:
@@ -302,6 +298,28 @@ def targets(cells, kernels, runs, tests, out):
                 print(f"zdtm: TARGET {k} shstk: {t} fails with criu-cet, passes with {', '.join(want[t])}",
                       file=out)
                 missed += 1
+    return missed
+
+
+def plain_targets(cells, kernel, runs, tests, out):
+    """Plain, criu-cet is its base: the same passes as the base (4.2.1, or
+    stock when 4.2.1 is not in the runs), and none fewer than stock."""
+    if "plain:criu-cet" not in runs:
+        return 0
+    cet = passes(cells, kernel, "plain:criu-cet", tests)
+    base = "plain:criu-4.2.1" if "plain:criu-4.2.1" in runs else "plain:stock"
+    name = base.split(":")[1]
+    missed = 0
+    if base in runs:
+        other = passes(cells, kernel, base, tests)
+        for t in sorted(other ^ cet):
+            print(f"zdtm: TARGET {kernel} plain: {t} passes with {name + ' only' if t in other else 'criu-cet only'}",
+                  file=out)
+            missed += 1
+    if base != "plain:stock" and "plain:stock" in runs:
+        for t in sorted(passes(cells, kernel, "plain:stock", tests) - cet - passes(cells, kernel, base, tests)):
+            print(f"zdtm: TARGET {kernel} plain: {t} passes with stock, not with criu-cet", file=out)
+            missed += 1
     return missed
 
 
@@ -362,7 +380,8 @@ def summary_line(cells, kernel, runs, tests, wall):
 
     def score(run):
         return f"{len(passes(cells, kernel, run, tests))}/{n}" if run in runs else "-"
-    return (f"zdtm: {kernel} plain: criu-cet {score('plain:criu-cet')} stock {score('plain:stock')}; "
+    return (f"zdtm: {kernel} plain: criu-cet {score('plain:criu-cet')} criu-4.2.1 {score('plain:criu-4.2.1')} "
+            f"stock {score('plain:stock')}; "
             f"shstk: criu-cet {score('shstk:criu-cet')} stock {score('shstk:stock')} "
             f"criu-4.2.1 {score('shstk:criu-4.2.1')}; wall {wall / 60:.0f} min")
 

@@ -24,7 +24,7 @@ int cet_dump_thread_core(pid_t tid, CoreEntry *core, const struct parasite_dump_
 /* restore: cet-restore.c */
 int cet_restore_fixup(struct task_restore_args *ta, struct thread_restore_args *threads, int nr_threads);
 int cet_check_image_vma(const VmaEntry *e);
-int cet_check_images_host(void);
+int cet_check_images_before_fork(void);
 /* criu check, criu --version: cet-check.c */
 int cet_check_feature(void);
 const char *cet_version_name(void);
@@ -50,7 +50,7 @@ static inline int cet_check_image_vma(const VmaEntry *e)
 {
 	return 0;
 }
-static inline int cet_check_images_host(void)
+static inline int cet_check_images_before_fork(void)
 {
 	return 0;
 }

@@ -37,6 +37,13 @@ cp_fault_of() {
 	dmesg | grep -m1 "\[$1\] control protection" | sed 's/^\[[^]]*\] //' | cut -c1-160
 }
 
+# status_field PID FIELD [SEP]: a field of /proc/PID/status without its
+# name, inner blanks as SEP (default one blank), empty when there is none
+status_field() {
+	sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" 2>/dev/null |
+		sed "s/[[:space:]]*\$//; s/[[:space:]][[:space:]]*/${3:- }/g"
+}
+
 # count_of FILE: the counter value counter(1) last wrote
 count_of() { cut -d' ' -f1 "$1" 2>/dev/null; }
 

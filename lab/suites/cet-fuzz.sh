@@ -41,10 +41,6 @@ fuzz_ss() {
 		"/proc/$1/smaps" 2>/dev/null
 }
 
-fuzz_field() {
-	sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" 2>/dev/null | sed 's/ *$//; s/ /+/g'
-}
-
 if [ ! -d "$base" ] || [ -z "$pid" ]; then
 	lab_fail fuzz.setup "no base image under $base"
 else
@@ -71,8 +67,8 @@ else
 			sleep 0.3
 			if alive "$pid"; then
 				alive=yes
-				features=$(fuzz_field "$pid" x86_Thread_features)
-				locked=$(fuzz_field "$pid" x86_Thread_features_locked)
+				features=$(status_field "$pid" x86_Thread_features +)
+				locked=$(status_field "$pid" x86_Thread_features_locked +)
 				ss=$(fuzz_ss "$pid")
 			else
 				alive=no

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Restore the image folders the host put under /lab/images (lab/images.py):
 # a damaged one must be refused with the message in its "expect" file and
-# leave no task behind; the intact one must come back and run.
+# leave no task behind; the intact one must come back and run.  A folder's
+# "options" file holds restore options it needs (--lazy-pages).
 mkdir -p /tmp/export	# where the dumped service keeps its status file
 for src in /lab/images/*/; do
 	name=images.$(basename "$src")
@@ -9,7 +10,8 @@ for src in /lab/images/*/; do
 	rm -rf "$dir" && cp -a "$src" "$dir"
 	pid=$(cat "$dir/pid")
 	expect=$(cat "$dir/expect")
-	/lab/criu-cet/criu restore -D "$dir" -d -o restore.log -v4
+	# shellcheck disable=SC2046 # one option a word
+	/lab/criu-cet/criu restore -D "$dir" -d -o restore.log -v4 $(cat "$dir/options" 2>/dev/null)
 	rc=$?
 	if [ -z "$expect" ]; then
 		sleep 1

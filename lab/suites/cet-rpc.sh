@@ -53,9 +53,6 @@ adopt() {
 	kill -9 $pid 2>/dev/null
 	wait_for test ! -d /proc/$pid
 }
-status_field() {
-	sed -n "s/^$2:[[:space:]]*//p" /proc/$1/status | sed 's/[[:space:]]*$//'
-}
 dir=/tmp/rpc-other && rm -rf $dir && mkdir -p $dir/img
 setsid demo_service $dir/status > /dev/null 2>&1 &
 pid=$!

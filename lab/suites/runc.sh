@@ -46,7 +46,7 @@ field() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 # status_of PID FIELD: a /proc status field, blanks as commas, "-" if empty
 status_of() {
 	local v
-	v=$(sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" 2>/dev/null | sed 's/[[:space:]]*$//; s/[[:space:]][[:space:]]*/,/g')
+	v=$(status_field "$1" "$2" ,)
 	echo "${v:--}"
 }
 

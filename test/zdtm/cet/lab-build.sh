@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # Build the ZDTM CET tests for the lab, the way an operator would: this
-# directory copied into a CRIU 4.1.1 tree's test/zdtm/ next to its lib/.
+# directory copied into a CRIU 4.2.1 tree's test/zdtm/ next to its lib/.
 #   bash test/zdtm/cet/lab-build.sh CRIU_SRC OUT
 #     the tests of lab.list and extra.list, static, for /lab/zdtm/cet
 #   bash test/zdtm/cet/lab-build.sh CRIU_SRC OUT glibc CC

@@ -23,6 +23,7 @@
 
 #ifndef CR_NOGLIBC
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -180,6 +181,16 @@ static inline unsigned long cet_token_for(unsigned long top)
 static inline unsigned long cet_token_at(unsigned long addr)
 {
 	return cet_token_for(addr + 8);
+}
+
+/*
+ * SSP points at the last entry pushed and a shadow stack grows down, so a
+ * stack [start, end) holds SSPs from just above start (full) up to end
+ * (empty): a thread runs on the stack for which this is true.
+ */
+static inline bool cet_ssp_in_stack(unsigned long ssp, unsigned long start, unsigned long end)
+{
+	return ssp > start && ssp <= end;
 }
 
 #ifndef CR_NOGLIBC

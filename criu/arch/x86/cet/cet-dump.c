@@ -177,13 +177,9 @@ static int read_thread(pid_t pid, pid_t tid, struct cet_thread_state *st)
 	return 0;
 }
 
-/*
- * SSP points at the last entry pushed, so a stack [start, end) holds SSPs
- * from just above start (full) up to end (empty).
- */
 static bool ssp_on(const CetCoreEntry *e, u64 start, u64 end)
 {
-	return e->has_ssp && e->ssp > start && e->ssp <= end;
+	return e->has_ssp && cet_ssp_in_stack(e->ssp, start, end);
 }
 
 static bool ssp_on_stack(const CetCoreEntry *e, const struct vma_area *vma)

@@ -15,10 +15,8 @@
 
 #include "common/list.h"
 #include "common/page.h"
-#include "image.h"
 #include "kerndat.h"
 #include "log.h"
-#include "protobuf.h"
 #include "pstree.h"
 #include "restorer.h"
 #include "rst-malloc.h"
@@ -26,7 +24,6 @@
 #include "vma.h"
 #include "cet.h"
 #include "images/core.pb-c.h"
-#include "images/mm.pb-c.h"
 
 #include "cet-abi.h"
 #include "cet-host.h"
@@ -143,79 +140,8 @@ static int stack_of(const struct cet_rst_proc *p, const struct cet_rst_stack *st
 	u32 i;
 
 	for (i = 0; i < p->nr_stacks; i++)
-		if (ssp > stacks[i].start && ssp <= stacks[i].end)
+		if (cet_ssp_in_stack(ssp, stacks[i].start, stacks[i].end))
 			return i;
-	return -1;
-}
-
-/*
- * Does thread @tid's core image say it runs on a shadow stack?  -1 when it
- * cannot be read: CRIU core reports that later, in its own words.
- */
-static int core_image_has_shstk(pid_t tid)
-{
-	struct cr_img *img = open_image(CR_FD_CORE, O_RSTR, tid);
-	CoreEntry *core;
-	int ret;
-
-	if (!img)
-		return -1;
-	ret = pb_read_one(img, &core, PB_CORE);
-	close_image(img);
-	if (ret <= 0)
-		return -1;
-	ret = (core->cet && (core->cet->features & ARCH_SHSTK_SHSTK)) || cet_upstream_shstk(core);
-	core_entry__free_unpacked(core, NULL);
-	return ret;
-}
-
-/* Does process @pid's mm image hold a shadow-stack mapping?  -1 as above */
-static int mm_image_has_shstk(pid_t pid)
-{
-	struct cr_img *img = open_image(CR_FD_MM, O_RSTR, pid);
-	MmEntry *mm;
-	size_t i;
-	int ret;
-
-	if (!img)
-		return -1;
-	ret = pb_read_one(img, &mm, PB_MM);
-	close_image(img);
-	if (ret <= 0)
-		return -1;
-	for (i = 0, ret = 0; i < mm->n_vmas && !ret; i++)
-		ret = vma_entry_is(mm->vmas[i], VMA_AREA_SHSTK);
-	mm_entry__free_unpacked(mm, NULL);
-	return ret;
-}
-
-/*
- * Before any task is forked.  On a host without user shadow stacks a
- * restore of shadow-stack images can only fail, late, in the task, and
- * often first on something unrelated (a pid in use): say the real reason
- * now.  Images that cannot be read are left to CRIU core; a host with
- * shadow stacks reads nothing here.
- */
-int cet_check_images_host(void)
-{
-	struct pstree_item *item;
-	int i;
-
-	if (cet_host_has_shstk())
-		return 0;
-	for_each_pstree_item(item) {
-		if (!task_alive(item))
-			continue;
-		for (i = 0; i < item->nr_threads; i++)
-			if (core_image_has_shstk(item->threads[i].ns[0].virt) > 0)
-				goto refuse;
-		if (mm_image_has_shstk(vpid(item)) > 0)
-			goto refuse;
-	}
-	return 0;
-refuse:
-	pr_err("%d: the image has shadow stacks but this host has no user shadow stacks (no user_shstk; "
-	       "criu check --feature shadow_stack says why)\n", vpid(item));
 	return -1;
 }
 

@@ -53,7 +53,7 @@ static int ssps_in(const struct pstree_item *item, u64 start, u64 end)
 	for (i = 0; i < item->nr_threads; i++) {
 		UserX86CetEntry *c = xsave_cet(item->core[i]);
 
-		if (cet_upstream_shstk(item->core[i]) && c->ssp > start && c->ssp <= end)
+		if (cet_upstream_shstk(item->core[i]) && cet_ssp_in_stack(c->ssp, start, end))
 			n++;
 	}
 	return n;

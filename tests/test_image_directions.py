@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Images from one CRIU restored by another (lab/suites/image-directions.sh),
+on both kernels: criu-cet, its base CRIU 4.2.1 and stock 4.1.1, each way,
+for a CET task and a plain one; crit (criu-cet's) decodes every dumper's
+images.  What the table must show:
+
+- criu-cet restores every CRIU's images, exactly as dumped (features, locks,
+  shadow-stack mappings; an overwritten return address still stops the task);
+- CRIU 4.2.1 restores criu-cet's images of a CET task as well as its own
+  (criu-cet fills upstream's xsave cet/ssp fields too);
+- a plain task goes every way, as between the upstream CRIUs.
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import images
+from conftest import LabResults, build_overlay, lab_run
+from protocol import parse_fields
+
+pytestmark = pytest.mark.lab
+
+KERNELS = ("stock", "patched")
+CRIUS = ("criu-cet", "criu-4.2.1", "stock")
+LAB_RUNS = [("image-directions", k, "upstream-overlay.sh") for k in KERNELS]
+
+
+@pytest.fixture(scope="module", params=KERNELS)
+def table(request):
+    overlay, error = build_overlay("upstream-overlay.sh")
+    if error:
+        pytest.skip(f"no CRIU 4.2.1 for the guest: {error}")
+    run = lab_run("image-directions", request.param, overlay=overlay)
+    return request.param, LabResults(run), run
+
+
+def cell(table, task, dumper, restorer):
+    r = table[1].get(f"dirs.{task}.{dumper}.{restorer}")
+    if r["status"] == "SKIP":
+        pytest.skip(r["detail"])
+    return r["status"], parse_fields(r["detail"], "why")
+
+
+@pytest.mark.parametrize("dumper", CRIUS)
+@pytest.mark.parametrize("task", ("cet", "plain"))
+def test_criu_cet_restores_every_criu_s_images_as_dumped(table, task, dumper):
+    status, f = cell(table, task, dumper, "criu-cet")
+    assert status == "PASS", f
+    if task == "cet":
+        assert f["features"] == "shstk" and f["locked"] == "shstk+wrss" and f["ss"] == "1", f
+        assert f["smash"] == "caught", f
+
+
+def test_criu_4_2_1_restores_criu_cet_s_cet_images_as_well_as_its_own(table):
+    own_status, own = cell(table, "cet", "criu-4.2.1", "criu-4.2.1")
+    status, ours = cell(table, "cet", "criu-cet", "criu-4.2.1")
+    assert own["restored"] == ours["restored"], (own, ours)
+    keys = ("restored", "features", "locked", "ss", "smash")
+    assert {k: ours.get(k) for k in keys} == {k: own.get(k) for k in keys}, (own, ours)
+
+
+@pytest.mark.parametrize("restorer", CRIUS)
+@pytest.mark.parametrize("dumper", CRIUS)
+def test_a_plain_task_goes_every_way(table, dumper, restorer):
+    status, f = cell(table, "plain", dumper, restorer)
+    assert status == "PASS", f
+    assert f["features"] == "" and f["ss"] == "0", f
+
+
+@pytest.mark.parametrize("dumper", CRIUS)
+def test_crit_decodes_every_criu_s_images(table, dumper, tmp_path):
+    kernel, _, run = table
+    with open(os.path.join(run["folder"], "serial.log"), errors="replace") as f:
+        folder = images.extract_blob(f.read(), f"dirs-{dumper}", str(tmp_path / dumper))
+    env = dict(os.environ, PYTHONPATH=os.path.join(images.CRIU_TREE, "lib") + ":" +
+               os.path.join(images.CRIU_TREE, "crit"))
+    names = sorted(n for n in os.listdir(folder) if n.endswith(".img"))
+    assert any(n.startswith("core-") for n in names) and any(n.startswith("mm-") for n in names)
+    for name in names:
+        if name.startswith("pages-"):   # raw page data, no protobuf
+            continue
+        p = subprocess.run([sys.executable, "-m", "crit", "decode", "-i", os.path.join(folder, name)],
+                           env=env, capture_output=True, text=True)
+        assert p.returncode == 0, f"{dumper} {name}: {p.stderr.strip()[-300:]}"
+    # every dumper writes upstream's xsave cet entry; criu-cet also its own
+    core = images.load(images.leader_core_path(folder))["entries"][0]
+    xsave = core["thread_info"]["fpregs"]["xsave"]
+    assert images.num(xsave["cet"]["cet"]) & 1, xsave.get("cet")
+    assert ("cet" in core) == (dumper == "criu-cet")
