@@ -172,8 +172,8 @@ deb: criu-cet
 zdtm-overlay: deps criu-stock criu-cet zdtm-cet
 	@bash lab/zdtm-overlay.sh > /dev/null
 
-# the whole default set: criu-cet, stock 4.1.1 (plain, shadow stacks) and
-# CRIU 4.2.1 (shadow stacks), both kernels; the per-test matrix and a line
+# the whole default set: criu-cet, its base CRIU 4.2.1 and stock 4.1.1,
+# plain and on shadow stacks, both kernels; the per-test matrix and a line
 # a kernel (ZDTM_ARGS="--kernels stock --tests LIST --repeat 3 ..." narrows it)
 zdtm: all zdtm-overlay
 	$(PY) lab/zdtm_matrix.py --run $(ZDTM_ARGS)

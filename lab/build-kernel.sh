@@ -20,7 +20,9 @@ out=$BUILD/kernel/$flavour
 mkdir -p "$BUILD/kernel"
 exec 9> "$BUILD/kernel/.lock-$flavour"
 flock 9
-k=$(key -s "$(pin_sha linux)" -s "$flavour" "$TOP/kernel/lab.config" "$0" ${patches[@]+"${patches[@]}"})
+# kernel_key FLAVOUR [PATCHES]: the cache key of a flavour's kernel
+kernel_key() { key -s "$(pin_sha linux)" -s "$1" "$TOP/kernel/lab.config" "$0" "${@:2}"; }
+k=$(kernel_key "$flavour" ${patches[@]+"${patches[@]}"})
 cached=$CACHE/kernel/$k
 # CRIU_CET_OBJECTS=1: build the object tree even when the bzImage is cached
 # (the patched build starts from a copy of the stock objects)
@@ -37,7 +39,12 @@ src=$BUILD/linux-src
 objdir=$BUILD/kernel/obj-$flavour
 tree=$src
 if [ "$flavour" = patched ]; then
-	[ -f "$BUILD/kernel/obj-stock/arch/x86/boot/bzImage" ] || CRIU_CET_OBJECTS=1 "$0" stock
+	# the stock objects of this very configuration (their key, written by
+	# the stock build): objects of an older lab.config would give a patched
+	# kernel without the options added since
+	[ -f "$BUILD/kernel/obj-stock/arch/x86/boot/bzImage" ] &&
+		[ "$(cat "$BUILD/kernel/obj-stock/.lab-key" 2>/dev/null)" = "$(kernel_key stock)" ] ||
+		CRIU_CET_OBJECTS=1 "$0" stock
 	tree=$BUILD/linux-patched
 	rm -rf "$tree" "$objdir"
 	cp -al "$src" "$tree"
@@ -52,15 +59,17 @@ else
 	make -C "$tree" O="$objdir" -s tinyconfig
 	"$tree/scripts/kconfig/merge_config.sh" -m -O "$objdir" "$objdir/.config" "$TOP/kernel/lab.config" > /dev/null
 	make -C "$tree" O="$objdir" -s olddefconfig
-	# every option we asked for must have survived olddefconfig
-	lost=$(grep -E '^CONFIG_[A-Z0-9_]+=y' "$TOP/kernel/lab.config" | grep -vxFf "$objdir/.config" || true)
-	[ -z "$lost" ] || die "kernel config lost (unmet dependencies?): $(echo $lost)"
 fi
+# every option we asked for must have survived olddefconfig (and be in the
+# stock objects a patched build starts from)
+lost=$(grep -E '^CONFIG_[A-Z0-9_]+=y' "$TOP/kernel/lab.config" | grep -vxFf "$objdir/.config" || true)
+[ -z "$lost" ] || die "kernel config lost (unmet dependencies?): $(echo $lost)"
 say "building $flavour kernel (key $k)"
 make -C "$tree" O="$objdir" -j"$(nproc)" -s bzImage > "$objdir/build.log" 2>&1 ||
 	{ tail -30 "$objdir/build.log"; die "$flavour kernel build failed"; }
 mkdir -p "$out"
 cp "$objdir/arch/x86/boot/bzImage" "$out/bzImage"
 cp "$objdir/.config" "$out/config"
+echo "$k" > "$objdir/.lab-key"
 cache_store "$cached" "$out/bzImage" "$out/config"
 say "$flavour kernel built and cached ($k)"

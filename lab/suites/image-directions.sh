@@ -79,8 +79,8 @@ direction() {
 		rm "$dir/img/pid"
 	fi
 	if ! "$(criu_of "$to")" restore -D "$dir/img" -d -o restore.log -v4; then
-		lab_fail "$name" "restored=no before=$before why=$to's restore failed, task" \
-			"$(alive "$pid" && echo left running || echo gone): $(last_error "$dir/img/restore.log")"
+		lab_fail "$name" "restored=no before=$before why=$to's restore failed, task $(alive "$pid" &&
+			echo left running || echo gone): $(last_error "$dir/img/restore.log")"
 		kill -9 "$pid" 2>/dev/null
 		return
 	fi
