@@ -94,6 +94,7 @@ def num(v):
 
 
 VMA_AREA_SHSTK = 1 << 15
+PE_LAZY = 1 << 1       # criu/include/pagemap.h
 
 
 def mm_path(folder):
@@ -164,8 +165,9 @@ def _upstream_unknown_feature(folder, core):
 
 
 def _lazy_shstk_pages(folder, core):
-    """As CRIU 4.2.1's dump --lazy-pages leaves them: the shadow stacks'
-    pagemap entries PE_LAZY (restored with --lazy-pages: the options file)."""
+    """As CRIU 4.2.1 leaves them (in every dump; without their pages with
+    dump --lazy-pages): the shadow stacks' pagemap entries PE_LAZY, restored
+    with --lazy-pages (the options file), which skips such pages."""
     stacks = [(num(v["start"]), num(v["end"])) for v in shstk_vmas(folder)]
     with open(os.path.join(folder, "pid")) as f:
         path = os.path.join(folder, f"pagemap-{f.read().strip()}.img")
@@ -174,9 +176,9 @@ def _lazy_shstk_pages(folder, core):
     for pe in img["entries"][1:]:
         start = num(pe["vaddr"])
         end = start + num(pe.get("nr_pages", pe.get("compat_nr_pages", 0))) * PAGE
-        flags = pe.get("flags", "")
-        if any(s < end and start < e for s, e in stacks) and "PE_LAZY" not in flags:
-            pe["flags"] = f"{flags} | PE_LAZY" if flags else "PE_LAZY"
+        flags = num(pe.get("flags", 0))
+        if any(s < end and start < e for s, e in stacks) and not flags & PE_LAZY:
+            pe["flags"] = flags | PE_LAZY
             marked += 1
     assert marked, "no pagemap entry in a shadow stack"
     save(img, path)
@@ -197,7 +199,7 @@ DAMAGE = {
     "own-elsewhere": (_own_elsewhere, "is not a shadow stack of its own in the image"),
     "upstream-ssp-outside": (_upstream_ssp_outside, "is not on a shadow stack in the image"),
     "upstream-unknown-feature": (_upstream_unknown_feature, "unknown CET features"),
-    "lazy-shstk-pages": (_lazy_shstk_pages, "were dumped lazy (pagemap flag PE_LAZY"),
+    "lazy-shstk-pages": (_lazy_shstk_pages, "were dumped lazy"),
 }
 
 

@@ -57,7 +57,7 @@ smash() {
 
 # direction TASK DUMPER RESTORER
 direction() {
-	local task=$1 from=$2 to=$3 dir=/tmp/dirs/$1.$2.$3 name=dirs.$1.$2.$3 pid before after c1 c2 sm=-
+	local task=$1 from=$2 to=$3 dir=/tmp/dirs/$1.$2.$3 name=dirs.$1.$2.$3 pid before after was c1 c2 sm=-
 	rm -rf "$dir" && mkdir -p "$dir/img"
 	pid=$(start_task "$task" "$dir")
 	if ! wait_for test -s "$dir/status"; then
@@ -98,7 +98,8 @@ direction() {
 	if [ "$c2" -gt "$c1" ] 2>/dev/null && [ "$(echo "$after" | tr ' ' ,)" = "$before" ] && [ "$sm" != missed ]; then
 		lab_pass "$name" "restored=yes $after smash=$sm before=$before why=as dumped"
 	else
-		lab_fail "$name" "restored=yes $after smash=$sm before=$before why=count $c1 -> $c2, not as dumped"
+		was=$(echo "$before" | tr , ' ')
+		lab_fail "$name" "restored=yes $after smash=$sm before=$before why=not as dumped: $was -> $after, count $c1 -> $c2"
 	fi
 }
 
