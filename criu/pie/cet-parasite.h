@@ -30,6 +30,7 @@
 #define __CR_PIE_CET_PARASITE_H__
 
 #include "common/compiler.h"
+#include "common/err.h"
 
 #define CET_PROBE_UNKNOWN_FEATURE	(-1000)
 
@@ -86,6 +87,9 @@ static void __used cet_own_watch(struct parasite_dump_thread *ti)
 
 #define CET_PROBE_THREAD_FLAGS	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM)
 #define CET_PROBE_STACK		(64 << 10)
+/* how long the probe child may take, and how often its end is looked for */
+#define CET_PROBE_TIMEOUT_MS	3000
+#define CET_PROBE_POLL_MS	10
 
 /*
  * Fork without an exit signal (the task must see no SIGCHLD).  The child
@@ -105,30 +109,30 @@ static inline long cet_own_fork(struct parasite_dump_thread *ti)
 		     "xor %%edx, %%edx\n\t"
 		     "xor %%r10d, %%r10d\n\t"
 		     "xor %%r8d, %%r8d\n\t"
-		     "mov $56, %%eax\n\t"		/* clone(0): a fork, no exit signal */
+		     "mov %[nr_clone], %%eax\n\t"	/* clone(0): a fork, no exit signal */
 		     "syscall\n\t"
 		     "test %%rax, %%rax\n\t"
 		     "jnz 9f\n\t"
 		     "movl $1, (%%r14)\n\t"		/* child: its exit will clear the word */
 		     "mov %%r14, %%rdi\n\t"
-		     "mov $218, %%eax\n\t"		/* set_tid_address */
+		     "mov %[nr_set_tid_address], %%eax\n\t"
 		     "syscall\n\t"
 		     "xor %%edi, %%edi\n\t"
 		     "mov %[stk], %%esi\n\t"
-		     "mov $3, %%edx\n\t"		/* PROT_READ | PROT_WRITE */
-		     "mov $0x22, %%r10d\n\t"		/* MAP_PRIVATE | MAP_ANONYMOUS */
+		     "mov %[prot], %%edx\n\t"
+		     "mov %[mapflags], %%r10d\n\t"
 		     "mov $-1, %%r8\n\t"
 		     "xor %%r9d, %%r9d\n\t"
-		     "mov $9, %%eax\n\t"		/* mmap: the helper's stack */
+		     "mov %[nr_mmap], %%eax\n\t"	/* the helper's stack */
 		     "syscall\n\t"
-		     "cmp $-4095, %%rax\n\t"
+		     "cmp %[max_errno], %%rax\n\t"	/* IS_ERR_VALUE */
 		     "jae 8f\n\t"
 		     "lea (%%rax, %%rsi), %%rsi\n\t"
 		     "mov %[flags], %%edi\n\t"
 		     "xor %%edx, %%edx\n\t"
 		     "xor %%r10d, %%r10d\n\t"
 		     "xor %%r8d, %%r8d\n\t"
-		     "mov $56, %%eax\n\t"		/* clone: the helper thread */
+		     "mov %[nr_clone], %%eax\n\t"	/* the helper thread */
 		     "syscall\n\t"
 		     "test %%rax, %%rax\n\t"
 		     "jnz 8f\n\t"
@@ -136,11 +140,14 @@ static inline long cet_own_fork(struct parasite_dump_thread *ti)
 		     "call *%%r13\n\t"
 		     "8:\n\t"
 		     "xor %%edi, %%edi\n\t"
-		     "mov $60, %%eax\n\t"		/* the child's main thread exits */
+		     "mov %[nr_exit], %%eax\n\t"	/* the child's main thread exits */
 		     "syscall\n\t"
 		     "9:\n\t"
 		     : "=a"(ret)
-		     : "r"(r12), "r"(r13), "r"(r14), [stk] "i"(CET_PROBE_STACK), [flags] "i"(CET_PROBE_THREAD_FLAGS)
+		     : "r"(r12), "r"(r13), "r"(r14), [stk] "i"(CET_PROBE_STACK), [flags] "i"(CET_PROBE_THREAD_FLAGS),
+		       [nr_clone] "i"(__NR_clone), [nr_set_tid_address] "i"(__NR_set_tid_address),
+		       [nr_mmap] "i"(__NR_mmap), [nr_exit] "i"(__NR_exit), [prot] "i"(PROT_READ | PROT_WRITE),
+		       [mapflags] "i"(MAP_PRIVATE | MAP_ANONYMOUS), [max_errno] "i"(-MAX_ERRNO)
 		     : "rdi", "rsi", "rdx", "r8", "r9", "r10", "rcx", "r11", "memory");
 	return ret;
 }
@@ -149,10 +156,10 @@ static inline long cet_own_fork(struct parasite_dump_thread *ti)
  * notification nobody answers) is killed: criu must not wait forever. */
 static inline int cet_own_reap(long pid)
 {
-	struct timespec ts = { .tv_sec = 0, .tv_nsec = 10 * 1000 * 1000 };
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = CET_PROBE_POLL_MS * 1000 * 1000 };
 	int i, status;
 
-	for (i = 0; i < 300; i++) {
+	for (i = 0; i < CET_PROBE_TIMEOUT_MS / CET_PROBE_POLL_MS; i++) {
 		if (sys_wait4(pid, &status, __WALL | WNOHANG, NULL) == pid)
 			return 0;
 		sys_nanosleep(&ts, NULL);

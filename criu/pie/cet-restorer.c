@@ -7,10 +7,13 @@
 #include <sys/mman.h>
 
 #include "common/compiler.h"
+#include "common/err.h"
 #include "common/lock.h"
 #include "common/page.h"
 #include <compel/plugins/std/syscall.h>
 
+#undef LOG_PREFIX
+#define LOG_PREFIX "cet: "
 #include "log.h"
 #include "cet-restorer.h"
 
@@ -25,7 +28,6 @@
 #define MREMAP_FIXED		2
 #endif
 #define CET_RLIMIT_STACK	3
-#define CET_NR_PRLIMIT64	302
 #define CET_PME_PRESENT		(1ULL << 63)
 #define CET_PME_SWAP		(1ULL << 62)
 #define CET_PAGEMAP_BATCH	64
@@ -43,7 +45,7 @@ static long cet_prlimit_stack(const struct cet_rlimit64 *new, struct cet_rlimit6
 
 	asm volatile("syscall"
 		     : "=a"(ret)
-		     : "a"(CET_NR_PRLIMIT64), "D"(0), "S"(CET_RLIMIT_STACK), "d"(new), "r"(r10)
+		     : "a"(__NR_prlimit64), "D"(0), "S"(CET_RLIMIT_STACK), "d"(new), "r"(r10)
 		     : "rcx", "r11", "memory");
 	return ret;
 }
@@ -60,14 +62,14 @@ static int set_features(struct cet_rst_thread *t)
 	if (t->wrss_on && !(t->features & ARCH_SHSTK_WRSS))
 		ret = sys_arch_prctl(ARCH_SHSTK_DISABLE, ARCH_SHSTK_WRSS);
 	if (ret) {
-		pr_err("cet: %ld: cannot turn WRSS back off: %ld\n", sys_gettid(), ret);
+		pr_err("%ld: cannot turn WRSS back off: %ld\n", sys_gettid(), ret);
 		return -1;
 	}
 	/* the whole mask as dumped: glibc's ARCH_SHSTK_LOCK(-1) comes back as -1 */
 	if (t->locked)
 		ret = sys_arch_prctl(ARCH_SHSTK_LOCK, t->locked);
 	if (ret) {
-		pr_err("cet: %ld: cannot lock features %llx: %ld\n", sys_gettid(),
+		pr_err("%ld: cannot lock features %llx: %ld\n", sys_gettid(),
 		       (unsigned long long)t->locked, ret);
 		return -1;
 	}
@@ -82,14 +84,14 @@ static int add_filler(struct cet_rst_proc *p, unsigned long start, unsigned long
 	if (start >= end)
 		return 0;
 	if (p->nr_fillers >= p->max_fillers) {
-		pr_err("cet: more than %u gaps to fill\n", p->max_fillers);
+		pr_err("more than %u gaps to fill\n", p->max_fillers);
 		return -1;
 	}
 	addr = (void *)sys_mmap((void *)start, end - start, PROT_NONE,
 				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
 	if ((unsigned long)addr != start) {
 		/* A gap we could not fill is caught by the placement check. */
-		if ((long)addr > 0 && (unsigned long)addr < -4096UL)
+		if (!IS_ERR_VALUE((unsigned long)addr))
 			sys_munmap(addr, end - start);
 		return 0;
 	}
@@ -127,9 +129,9 @@ static int hold_stack(struct cet_rst_stack *s)
 			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
 
 	if (ret != (long)lo) {
-		pr_err("cet: shadow stack range %llx-%llx%s is not free: %ld\n", (unsigned long long)s->start,
+		pr_err("shadow stack range %llx-%llx%s is not free: %ld\n", (unsigned long long)s->start,
 		       (unsigned long long)s->end, s->owner >= 0 ? " (and the page below)" : "", ret);
-		if (ret > 0 && (unsigned long)ret < -4096UL)
+		if (!IS_ERR_VALUE(ret))
 			sys_munmap((void *)ret, s->end - lo);
 		return -1;
 	}
@@ -187,7 +189,7 @@ static int fill_gaps(struct cet_rst_thread *t)
 
 	fd = sys_openat(t->proc_fd, "self/maps", O_RDONLY, 0);
 	if (fd < 0) {
-		pr_err("cet: cannot open self/maps: %d\n", fd);
+		pr_err("cannot open self/maps: %d\n", fd);
 		return -1;
 	}
 	while ((n = sys_read(fd, buf, sizeof(buf))) > 0) {
@@ -211,7 +213,7 @@ static int fill_gaps(struct cet_rst_thread *t)
 	}
 	sys_close(fd);
 	if (n < 0) {
-		pr_err("cet: cannot read self/maps: %ld\n", n);
+		pr_err("cannot read self/maps: %ld\n", n);
 		return -1;
 	}
 	walk_vma(&w, w.p->task_size, w.p->task_size);
@@ -241,7 +243,7 @@ static long probe_place(unsigned long len)
 
 	if (at == -EPERM || at == -ENOSYS)
 		at = sys_mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_ABOVE4G, -1, 0);
-	if (at < 0 && at > -4096)
+	if (IS_ERR_VALUE(at))
 		return at;
 	sys_munmap((void *)at, len);
 	return at;
@@ -278,7 +280,7 @@ static int steer_to_range(struct cet_rst_proc *p, struct cet_rst_stack *s)
 		at = probe_place(len);
 		if (at == (long)s->start)
 			return 0;
-		if (at < 0 && at > -4096)
+		if (IS_ERR_VALUE(at))
 			break;
 		if ((unsigned long)at + len <= lo || (unsigned long)at >= s->end) {
 			from = at;		/* a gap elsewhere */
@@ -293,12 +295,12 @@ static int steer_to_range(struct cet_rst_proc *p, struct cet_rst_stack *s)
 			from = lo;		/* bottom-up: the guard page */
 			to = s->start;
 		}
-		pr_info("cet: a shadow stack of %lx bytes would go to %lx, not %llx: filling %lx-%lx\n", len, at,
+		pr_info("a shadow stack of %lx bytes would go to %lx, not %llx: filling %lx-%lx\n", len, at,
 			(unsigned long long)s->start, from, to);
 		if (add_filler(p, from, to))
 			return -1;
 	}
-	pr_err("cet: %ld: cannot steer the shadow stack onto %llx-%llx: the kernel would put it at %lx\n",
+	pr_err("%ld: cannot steer the shadow stack onto %llx-%llx: the kernel would put it at %lx\n",
 	       sys_gettid(), (unsigned long long)s->start, (unsigned long long)s->end, at);
 	return -1;
 }
@@ -348,7 +350,7 @@ int cet_rst_place_begin(struct cet_rst_thread *t)
 	}
 	return 0;
 err:
-	pr_err("cet: RLIMIT_STACK: %ld\n", ret);
+	pr_err("RLIMIT_STACK: %ld\n", ret);
 fail:
 	drop_fillers(t->proc);
 	mutex_unlock(&t->proc->lock);
@@ -361,12 +363,12 @@ static int place_done(struct cet_rst_thread *t, long enable_ret)
 	int ret = 0;
 
 	if (cet_prlimit_stack(&saved_rlim_stack, NULL)) {
-		pr_err("cet: cannot put RLIMIT_STACK back\n");
+		pr_err("cannot put RLIMIT_STACK back\n");
 		ret = -1;
 	}
 	mutex_unlock(&t->proc->lock);
 	if (enable_ret) {
-		pr_err("cet: %ld: ARCH_SHSTK_ENABLE failed: %ld\n", sys_gettid(), enable_ret);
+		pr_err("%ld: ARCH_SHSTK_ENABLE failed: %ld\n", sys_gettid(), enable_ret);
 		ret = -1;
 	}
 	return ret;
@@ -377,7 +379,7 @@ static int fresh_stack_placed(struct cet_rst_thread *t, long enable_ret, unsigne
 {
 	if (place_done(t, enable_ret))
 		return -1;
-	pr_info("cet: %ld: a new kernel-owned shadow stack below %lx; the dumped ones are not the kernel's\n",
+	pr_info("%ld: a new kernel-owned shadow stack below %lx; the dumped ones are not the kernel's\n",
 		sys_gettid(), ssp);
 	return 0;
 }
@@ -395,10 +397,10 @@ int cet_rst_place_end(struct cet_rst_thread *t, long enable_ret, unsigned long s
 	placed = !enable_ret && ssp == s->end;
 	if (!enable_ret && !placed) {
 		/* the reason first: log readers show the first error lines */
-		pr_err("cet: %ld: the kernel put the shadow stack at top %lx, not %llx; the gaps were filled so:\n",
+		pr_err("%ld: the kernel put the shadow stack at top %lx, not %llx; the gaps were filled so:\n",
 		       sys_gettid(), ssp, (unsigned long long)s->end);
 		for (i = 0; i < t->proc->nr_fillers; i++)
-			pr_info("cet: filler %llx-%llx\n", (unsigned long long)t->proc->fillers[i][0],
+			pr_info("filler %llx-%llx\n", (unsigned long long)t->proc->fillers[i][0],
 				(unsigned long long)t->proc->fillers[i][1]);
 	}
 	if (placed)
@@ -408,7 +410,7 @@ int cet_rst_place_end(struct cet_rst_thread *t, long enable_ret, unsigned long s
 	ret = place_done(t, enable_ret);
 	if (!placed)
 		return -1;
-	pr_info("cet: %ld: shadow stack %llx-%llx is back, kernel-owned\n", sys_gettid(),
+	pr_info("%ld: shadow stack %llx-%llx is back, kernel-owned\n", sys_gettid(),
 		(unsigned long long)s->start, (unsigned long long)s->end);
 	return ret;
 }
@@ -446,8 +448,8 @@ int cet_rst_set_aside(struct cet_rst_thread *t)
 	for (i = 0; i < p->nr_stacks; i++)
 		len += p->stacks[i].end - p->stacks[i].start;
 	ret = sys_mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (ret < 0 && ret > -4096) {
-		pr_err("cet: cannot reserve %lx bytes for the shadow stacks' pages: %ld\n", len, ret);
+	if (IS_ERR_VALUE(ret)) {
+		pr_err("cannot reserve %lx bytes for the shadow stacks' pages: %ld\n", len, ret);
 		goto out;
 	}
 	p->aside_base = ret;
@@ -459,7 +461,7 @@ int cet_rst_set_aside(struct cet_rst_thread *t)
 		s->aside = p->aside_base + off;
 		ret = sys_mremap(s->start, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, s->aside);
 		if (ret != (long)s->aside) {
-			pr_err("cet: cannot move the pages of %llx-%llx aside: %ld\n", (unsigned long long)s->start,
+			pr_err("cannot move the pages of %llx-%llx aside: %ld\n", (unsigned long long)s->start,
 			       (unsigned long long)s->end, ret);
 			ret = -1;
 			goto out;
@@ -514,18 +516,18 @@ static int write_through_mem(struct cet_rst_thread *t, unsigned long to, const v
 	if (p->mem_fd < 0) {
 		p->mem_fd = sys_openat(t->proc_fd, "self/mem", O_RDWR, 0);
 		if (p->mem_fd < 0) {
-			pr_err("cet: cannot open self/mem: %d\n", p->mem_fd);
+			pr_err("cannot open self/mem: %d\n", p->mem_fd);
 			return -1;
 		}
 	}
 	ret = sys_lseek(p->mem_fd, to, SEEK_SET);
 	if (ret != (long)to) {
-		pr_err("cet: cannot seek self/mem to %lx: %ld\n", to, ret);
+		pr_err("cannot seek self/mem to %lx: %ld\n", to, ret);
 		return -1;
 	}
 	ret = sys_write(p->mem_fd, src, len);
 	if (ret != (long)len) {
-		pr_err("cet: cannot write %lx bytes of shadow stack at %lx through self/mem: %ld\n", len, to, ret);
+		pr_err("cannot write %lx bytes of shadow stack at %lx through self/mem: %ld\n", len, to, ret);
 		return -1;
 	}
 	return 0;
@@ -556,7 +558,7 @@ static int copy_pages(struct cet_rst_thread *t, struct cet_rst_stack *s, unsigne
 
 	fd = sys_openat(t->proc_fd, "self/pagemap", O_RDONLY, 0);
 	if (fd < 0) {
-		pr_err("cet: cannot open self/pagemap: %d\n", fd);
+		pr_err("cannot open self/pagemap: %d\n", fd);
 		return -1;
 	}
 	for (i = first; i < pages && !ret; i += CET_PAGEMAP_BATCH) {
@@ -564,7 +566,7 @@ static int copy_pages(struct cet_rst_thread *t, struct cet_rst_stack *s, unsigne
 		long r = sys_pread(fd, (char *)pme, n * sizeof(u64), (s->aside / PAGE_SIZE + i) * sizeof(u64));
 
 		if (r != (long)(n * sizeof(u64))) {
-			pr_err("cet: cannot read self/pagemap: %ld\n", r);
+			pr_err("cannot read self/pagemap: %ld\n", r);
 			ret = -1;
 			break;
 		}
@@ -598,7 +600,7 @@ static int make_unowned_stack(struct cet_rst_thread *t, struct cet_rst_stack *s)
 	release_stack(s);
 	ret = sys_map_shadow_stack(s->start, s->end - s->start, 0);
 	if (ret != (long)s->start) {
-		pr_err("cet: cannot map shadow stack at %llx: %ld\n", (unsigned long long)s->start, ret);
+		pr_err("cannot map shadow stack at %llx: %ld\n", (unsigned long long)s->start, ret);
 		if (ret > 0)
 			sys_munmap((void *)ret, s->end - s->start);
 		return -1;
@@ -626,7 +628,7 @@ int cet_rst_other_stacks(struct cet_rst_thread *t)
 		long r = sys_arch_prctl(ARCH_SHSTK_ENABLE, ARCH_SHSTK_WRSS);
 
 		if (r) {
-			pr_err("cet: %ld: cannot enable WRSS: %ld\n", sys_gettid(), r);
+			pr_err("%ld: cannot enable WRSS: %ld\n", sys_gettid(), r);
 			return -1;
 		}
 		t->wrss_on = 1;
@@ -686,12 +688,12 @@ int cet_rst_finish(struct cet_rst_thread *t)
 	if (set_features(t))
 		return -1;
 	thread_done(t);
-	pr_info("cet: %ld: back on ssp %llx, features %llx locked %llx\n", sys_gettid(),
+	pr_info("%ld: back on ssp %llx, features %llx locked %llx\n", sys_gettid(),
 		(unsigned long long)t->ssp, (unsigned long long)t->features, (unsigned long long)t->locked);
 	return 0;
 }
 
 void cet_rst_fail(struct cet_rst_thread *t)
 {
-	pr_err("cet: %ld: shadow stack restore failed\n", sys_gettid());
+	pr_err("%ld: shadow stack restore failed\n", sys_gettid());
 }

@@ -55,6 +55,9 @@
 #ifndef __NR_map_shadow_stack
 #define __NR_map_shadow_stack	453
 #endif
+#ifndef __NR_prlimit64
+#define __NR_prlimit64		302
+#endif
 #ifndef SHADOW_STACK_SET_TOKEN
 #define SHADOW_STACK_SET_TOKEN	0x1
 #endif

@@ -68,7 +68,8 @@ bool cet_self_has_shstk(void)
 	return features != ~0UL && (features & ARCH_SHSTK_SHSTK);
 }
 
-static int regset = -1;
+/* Has this kernel NT_X86_CET_USER?  -1 until a 64-bit task could tell. */
+static int kernel_regset = -1;
 
 #ifndef NT_PRSTATUS
 #define NT_PRSTATUS		1
@@ -95,22 +96,22 @@ bool cet_kernel_has_regset(pid_t stopped)
 	struct cet_user_regs regs;
 	struct iovec iov = { &regs, sizeof(regs) };
 
-	if (regset >= 0)
-		return regset;
+	if (kernel_regset >= 0)
+		return kernel_regset;
 	if (ptrace(PTRACE_GETREGSET, stopped, NT_X86_CET_USER, &iov) == 0) {
-		regset = 1;
+		kernel_regset = 1;
 	} else if (errno == ENODEV) {
-		regset = 0;
+		kernel_regset = 0;
 	} else if (errno == EINVAL) {
 		if (!is_64bit_task(stopped))
 			return false;	/* this task cannot tell: ask the next one */
-		regset = 0;
+		kernel_regset = 0;
 	} else {
 		pr_perror("NT_X86_CET_USER probe on %d", stopped);
 		return false;
 	}
-	pr_info("kernel NT_X86_CET_USER regset: %s\n", regset ? "yes, used" : "no, stock interfaces");
-	return regset;
+	pr_info("kernel NT_X86_CET_USER regset: %s\n", kernel_regset ? "yes, used" : "no, stock interfaces");
+	return kernel_regset;
 }
 
 /* CPUID.(EAX=7,ECX=0):ECX[7] (CET_SS): the CPU has shadow stacks */
