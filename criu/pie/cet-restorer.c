@@ -32,6 +32,8 @@
 #define CET_PME_SWAP		(1ULL << 62)
 #define CET_PAGEMAP_BATCH	64
 #define CET_PLACE_TRIES		8
+/* where the walk over self/maps starts filling: vm.mmap_min_addr's usual value */
+#define CET_LOWEST_MAP_ADDR	0x10000UL
 
 struct cet_rlimit64 {
 	u64 cur;
@@ -95,18 +97,19 @@ static int add_filler(struct cet_rst_proc *p, unsigned long start, unsigned long
 			sys_munmap(addr, end - start);
 		return 0;
 	}
-	p->fillers[p->nr_fillers][0] = start;
-	p->fillers[p->nr_fillers][1] = end;
+	p->fillers[p->nr_fillers].start = start;
+	p->fillers[p->nr_fillers].end = end;
 	p->nr_fillers++;
 	return 0;
 }
 
 static void drop_fillers(struct cet_rst_proc *p)
 {
+	struct cet_range *f;
+
 	while (p->nr_fillers) {
-		p->nr_fillers--;
-		sys_munmap((void *)p->fillers[p->nr_fillers][0],
-			   p->fillers[p->nr_fillers][1] - p->fillers[p->nr_fillers][0]);
+		f = &p->fillers[--p->nr_fillers];
+		sys_munmap((void *)f->start, f->end - f->start);
 	}
 	p->fillers_up = 0;
 }
@@ -181,7 +184,7 @@ static int hexval(char c)
  */
 static int fill_gaps(struct cet_rst_thread *t)
 {
-	struct maps_walk w = { .p = t->proc, .prev_end = 0x10000 };
+	struct maps_walk w = { .p = t->proc, .prev_end = CET_LOWEST_MAP_ADDR };
 	unsigned long field[2] = { 0, 0 };
 	int fd, nf = 0, skip = 0;
 	char buf[512];
@@ -233,7 +236,7 @@ static int fill_gaps(struct cet_rst_thread *t)
  * lands where the shadow stack would, or one page lower where the kernel
  * would go bottom-up, which is all steer_to_range() needs.  An ordinary
  * mapping without MAP_ABOVE4G is no stand-in: top-down it may take a gap
- * below 4 GiB (one under 0x10000 above mmap_min_addr is never filled), and
+ * below 4 GiB (one under CET_LOWEST_MAP_ADDR is never filled), and
  * told so, we would let ARCH_SHSTK_ENABLE fall back bottom-up onto the
  * guard page.
  */
@@ -400,8 +403,8 @@ int cet_rst_place_end(struct cet_rst_thread *t, long enable_ret, unsigned long s
 		pr_err("%ld: the kernel put the shadow stack at top %lx, not %llx; the gaps were filled so:\n",
 		       sys_gettid(), ssp, (unsigned long long)s->end);
 		for (i = 0; i < t->proc->nr_fillers; i++)
-			pr_info("filler %llx-%llx\n", (unsigned long long)t->proc->fillers[i][0],
-				(unsigned long long)t->proc->fillers[i][1]);
+			pr_info("filler %llx-%llx\n", (unsigned long long)t->proc->fillers[i].start,
+				(unsigned long long)t->proc->fillers[i].end);
 	}
 	if (placed)
 		stack_placed(t->proc);

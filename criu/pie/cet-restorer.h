@@ -55,11 +55,11 @@ void cet_rst_fail(struct cet_rst_thread *t);
 static always_inline void cet_rst_switch(unsigned long ssp)
 {
 	cet_wrss((unsigned long *)(ssp - 8), ssp | CET_SIGFRAME_DATA);
-	cet_wrss((unsigned long *)(ssp - 16), cet_token_for(ssp - 8));
+	cet_wrss((unsigned long *)(ssp - CET_SWITCH_TOKENS_SIZE), cet_token_for(ssp - 8));
 	asm volatile("rstorssp (%0)\n\t"
 		     "incsspq %1\n\t"
 		     :
-		     : "r"(ssp - 16), "r"(1UL)
+		     : "r"(ssp - CET_SWITCH_TOKENS_SIZE), "r"(1UL)
 		     : "memory");
 }
 

@@ -112,6 +112,13 @@ struct cet_user_regs {
  */
 #define CET_IMAGE_VERSION	2
 
+/*
+ * The restore moves SSP with two words written under the dumped SSP: the
+ * sigframe token rt_sigreturn pops and a restore token for rstorssp
+ * (criu/pie/cet-restorer.h), so a dumped SSP needs that much of its stack.
+ */
+#define CET_SWITCH_TOKENS_SIZE	(2 * sizeof(unsigned long))
+
 /* A thread's own shadow stack is at most this big (the kernel's limit). */
 #define CET_MAX_OWN_STACK_SIZE	(4UL << 30)
 

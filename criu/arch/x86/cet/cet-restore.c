@@ -53,7 +53,7 @@ static int check_thread(pid_t tid, const CetCoreEntry *e)
 		pr_err("%d: WRSS without a shadow stack in the image\n", tid);
 		return -1;
 	}
-	if ((e->features & ARCH_SHSTK_SHSTK) && (!e->has_ssp || e->ssp % 8 || e->ssp < 16)) {
+	if ((e->features & ARCH_SHSTK_SHSTK) && (!e->has_ssp || e->ssp % 8 || e->ssp < CET_SWITCH_TOKENS_SIZE)) {
 		pr_err("%d: bad or missing SSP in the image\n", tid);
 		return -1;
 	}
@@ -218,7 +218,7 @@ static int fill_threads(struct pstree_item *item, struct cet_rst_proc *p, struct
 		p->any_shstk = 1;
 		t->ssp = e->ssp;
 		s = stack_of(p, stacks, e->ssp);
-		if (s < 0 || e->ssp - 16 < stacks[s].start) {
+		if (s < 0 || e->ssp - CET_SWITCH_TOKENS_SIZE < stacks[s].start) {
 			pr_err("%d: SSP %#" PRIx64 " is not on a shadow stack in the image\n",
 			       item->threads[i].ns[0].virt, e->ssp);
 			return -1;
@@ -253,9 +253,11 @@ static int fill_threads(struct pstree_item *item, struct cet_rst_proc *p, struct
  * aside and the held stack ranges; and a guard page for each stack placed
  * bottom-up.
  */
+#define CET_SPARE_FILLERS	64	/* the restorer's own mappings, and room to spare */
+
 static u32 max_fillers(struct vm_area_list *vmas, u32 nr_stacks)
 {
-	return vmas->nr + 2 * nr_stacks + 64;
+	return vmas->nr + 2 * nr_stacks + CET_SPARE_FILLERS;
 }
 
 /*

@@ -11,6 +11,12 @@
 #include "common/lock.h"
 #include "cet-abi.h"
 
+/* Addresses [start, end): a gap the restorer fills while the kernel places a stack */
+struct cet_range {
+	u64	start;
+	u64	end;
+};
+
 /*
  * A shadow-stack mapping of the process.  CRIU's restore puts its pages at
  * [start, end) as ordinary memory; the restorer moves them aside, makes a
@@ -41,7 +47,7 @@ struct cet_rst_proc {
 	s32			mem_fd;		/* /proc/self/mem, when no thread has WRSS */
 	u32			nr_fillers;
 	u32			max_fillers;	/* enough for every gap of the address space */
-	u64			(*fillers)[2];
+	struct cet_range	*fillers;
 };
 
 /*
