@@ -315,12 +315,22 @@ static void stack_placed(struct cet_rst_proc *p)
 		drop_fillers(p);
 }
 
+/*
+ * RLIMIT_STACK as it was while a thread's stack is placed: saved by
+ * cet_rst_place_begin(), put back by place_done().  One for the process,
+ * used only by the thread holding proc->lock.
+ */
 static struct cet_rlimit64 saved_rlim_stack;
 
 /*
  * Called with shadow stacks still off: anything goes, no return is special.
  * A thread whose owned stack the dump could not tell gets a new one,
  * wherever the kernel likes but on the held ranges: the gaps are opened.
+ * On success it returns with proc->lock held and RLIMIT_STACK raised to
+ * the stack's size, so that nothing maps and the kernel sizes the stack
+ * as dumped until ARCH_SHSTK_ENABLE (in cet_restore_thread()) has run;
+ * cet_rst_place_end() hands both back through place_done().  On failure
+ * it gives both back itself.
  */
 int cet_rst_place_begin(struct cet_rst_thread *t)
 {
