@@ -13,6 +13,7 @@ import base64
 import io
 import os
 import shutil
+import subprocess
 import sys
 import tarfile
 
@@ -79,9 +80,21 @@ def save(img, path):
         pycriu().images.dump(img, f)
 
 
-def leader_core_path(folder):
+def task_image(folder, kind):
+    """The leader's KIND image (core, mm, pagemap) in a dump whose "pid"
+    file names the leader."""
     with open(os.path.join(folder, "pid")) as f:
-        return os.path.join(folder, f"core-{f.read().strip()}.img")
+        return os.path.join(folder, f"{kind}-{f.read().strip()}.img")
+
+
+def leader_core_path(folder):
+    return task_image(folder, "core")
+
+
+def crit(*args):
+    """criu-cet's crit (its tree's lib and crit), as run in the tests."""
+    env = dict(os.environ, PYTHONPATH=os.path.join(CRIU_TREE, "lib") + ":" + os.path.join(CRIU_TREE, "crit"))
+    return subprocess.run([sys.executable, "-m", "crit", *args], env=env, capture_output=True, text=True)
 
 
 def leader_cet(folder):
@@ -98,8 +111,7 @@ PE_LAZY = 1 << 1       # criu/include/pagemap.h
 
 
 def mm_path(folder):
-    with open(os.path.join(folder, "pid")) as f:
-        return os.path.join(folder, f"mm-{f.read().strip()}.img")
+    return task_image(folder, "mm")
 
 
 def shstk_vmas(folder):
@@ -169,8 +181,7 @@ def _lazy_shstk_pages(folder, core):
     dump --lazy-pages): the shadow stacks' pagemap entries PE_LAZY, restored
     with --lazy-pages (the options file), which skips such pages."""
     stacks = [(num(v["start"]), num(v["end"])) for v in shstk_vmas(folder)]
-    with open(os.path.join(folder, "pid")) as f:
-        path = os.path.join(folder, f"pagemap-{f.read().strip()}.img")
+    path = task_image(folder, "pagemap")
     img = load(path)
     marked = 0
     for pe in img["entries"][1:]:

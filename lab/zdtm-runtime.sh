@@ -221,11 +221,6 @@ install -D /usr/bin/sort "$out/usr/bin/sort"
 install -D /usr/bin/diff "$out/usr/bin/diff"
 install -D /usr/sbin/nft "$out/usr/sbin/nft"
 install -D "$ip" "$out/usr/sbin/ip"
-# and at /sbin/ip, as on Debian (merged /usr): tests' .desc name
-# '/sbin/ip|/bin/ip' as a dep to copy into the ns root, iproute2's then,
-# not busybox's /bin/ip (commands run through busybox's sh still get its
-# applet: test/zdtm/upstream/exclude.list, static/bridge)
-mkdir -p "$out/sbin" && ln -sf ../usr/sbin/ip "$out/sbin/ip"
 install -D /usr/sbin/xtables-nft-multi "$out/usr/sbin/xtables-nft-multi"
 for t in iptables ip6tables; do
 	for c in "$t" "$t-save" "$t-restore"; do

@@ -47,6 +47,20 @@ status_field() {
 # count_of FILE: the counter value counter(1) last wrote
 count_of() { cut -d' ' -f1 "$1" 2>/dev/null; }
 
+# service_count FILE: the count demo_service last wrote ("count=N ...")
+service_count() { sed -n 's/^count=\([0-9]*\).*/\1/p' "$1" 2>/dev/null; }
+
+# smash_service PID FILE: demo_service overwrites one of its return
+# addresses (SIGUSR2), the attack shadow stacks stop; its status after
+smash_service() {
+	kill -USR2 "$1"
+	wait_for grep -q '^stopped' "$2"
+	cat "$2"
+}
+
+# ss_count PID: the shadow-stack mappings of PID (smaps' "ss" flag)
+ss_count() { grep -c '^VmFlags:.* ss' "/proc/$1/smaps" 2>/dev/null; }
+
 # counter_cycle NAME CRIU [shstk]: start counter, dump, restore, check it counts on
 counter_cycle() {
 	local name=$1 criu=$2 mode=$3 dir=/tmp/$1 pid c0 c1 c2 why

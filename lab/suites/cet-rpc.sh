@@ -35,15 +35,12 @@ adopt() {
 		lab_fail $how.adopt-other-criu "$said: $(last_error $log)"
 		return 1
 	fi
-	before=$(sed -n 's/^count=\([0-9]*\).*/\1/p' $dir/status)
+	before=$(service_count $dir/status)
 	sleep 0.5
-	after=$(sed -n 's/^count=\([0-9]*\).*/\1/p' $dir/status)
+	after=$(service_count $dir/status)
 	feat="$(status_field $pid x86_Thread_features) locked: $(status_field $pid x86_Thread_features_locked)"
 	warned=$(grep -a -m1 -o "[0-9]* thread(s) on shadow stacks dumped by a CRIU without criu-cet.*" $log)
-	# the attack shadow stacks stop: one return address overwritten
-	kill -USR2 $pid
-	wait_for grep -q '^stopped' $dir/status
-	smash=$(cat $dir/status)
+	smash=$(smash_service $pid $dir/status)
 	if [ "$after" -gt "$before" ] 2>/dev/null && [ "$feat" = "shstk locked: shstk wrss" ] && [ -n "$warned" ] &&
 		echo "$smash" | grep -q SEGV_CPERR; then
 		lab_pass $how.adopt-other-criu "serving (count $before -> $after), $feat, smash $smash; log: $warned"

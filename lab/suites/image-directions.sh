@@ -15,9 +15,6 @@ CRIU_DIRS="criu-cet:/lab/criu-cet/criu criu-4.2.1:/lab/criu-4.2.1/criu stock:/la
 
 criu_of() { echo "$CRIU_DIRS" | tr ' ' '\n' | sed -n "s|^$1:||p"; }
 
-# ss_count PID: the shadow-stack mappings of PID (smaps' "ss" flag)
-ss_count() { grep -c '^VmFlags:.* ss' "/proc/$1/smaps" 2>/dev/null; }
-
 # task_state PID: features, locks and shadow-stack mappings, as fields
 task_state() {
 	echo "features=$(status_field "$1" x86_Thread_features +) locked=$(status_field "$1" x86_Thread_features_locked +)" \
@@ -33,26 +30,19 @@ start_task() {
 	echo $!
 }
 
-# count_now DIR: the task's count (demo_service: "count=N ...", counter:
-# "N ..."); counter rewrites the file in place, so an empty read is retried
+# count_now TASK DIR: the task's count; counter rewrites its file in
+# place, so an empty read is retried
 count_now() {
 	local i=0 c
 	while [ $i -lt 20 ]; do
-		c=$(sed -n 's/^count=\([0-9]*\).*/\1/p; s/^\([0-9][0-9]*\) .*/\1/p' "$1/status" 2>/dev/null | head -1)
+		case $1 in
+		cet) c=$(service_count "$2/status") ;;
+		plain) c=$(count_of "$2/status") ;;
+		esac
 		[ -n "$c" ] && { echo "$c"; return; }
 		sleep 0.05
 		i=$((i + 1))
 	done
-}
-
-# smash PID DIR: overwrite one return address (demo_service's SIGUSR2): the shadow stack must stop it
-smash() {
-	kill -USR2 "$1"
-	if wait_for grep -q '^stopped' "$2/status" && grep -q SEGV_CPERR "$2/status"; then
-		echo caught
-	else
-		echo missed
-	fi
 }
 
 # direction TASK DUMPER RESTORER
@@ -84,15 +74,17 @@ direction() {
 		kill -9 "$pid" 2>/dev/null
 		return
 	fi
-	c1=$(count_now "$dir")
+	c1=$(count_now "$task" "$dir")
 	sleep 0.5
-	c2=$(count_now "$dir")
+	c2=$(count_now "$task" "$dir")
 	if ! alive "$pid"; then
 		lab_fail "$name" "restored=no before=$before why=restored, then died: $(cp_fault_of "$pid")"
 		return
 	fi
 	after=$(task_state "$pid")
-	[ "$task" = cet ] && sm=$(smash "$pid" "$dir")
+	if [ "$task" = cet ]; then
+		smash_service "$pid" "$dir/status" | grep -q SEGV_CPERR && sm=caught || sm=missed
+	fi
 	kill -9 "$pid" 2>/dev/null
 	wait_for test ! -d "/proc/$pid"
 	if [ "$c2" -gt "$c1" ] 2>/dev/null && [ "$(echo "$after" | tr ' ' ,)" = "$before" ] && [ "$sm" != missed ]; then

@@ -97,7 +97,7 @@ snapshot() {
 		"features=$(status_of "$hp" x86_Thread_features) locked=$(status_of "$hp" x86_Thread_features_locked)" \
 		"self_features=$(field features "$line") self_locked=$(field locked "$line")" \
 		"seccomp=$(status_of "$hp" Seccomp)/$(status_of "$hp" Seccomp_filters) mss=$(field mss "$line")" \
-		"ss=$(grep -c '^VmFlags:.* ss' "/proc/$hp/smaps" 2>/dev/null) count=$(field count "$line")"
+		"ss=$(ss_count "$hp") count=$(field count "$line")"
 }
 
 # counting ID DIR: the container's init is alive and its count moves on
