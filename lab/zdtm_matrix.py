@@ -18,6 +18,9 @@ entry of RUNS on it, as many boots at once as the host has cores.  RUNS is
 BUILD:CRIU[:FLOW],... (builds plain, shstk; CRIUs criu-cet, stock,
 criu-4.2.1; flows pre2, page-server, lazy-pages, rpc).  --repeat K runs the
 whole set K times: a test passes a run only if it passed every time.
+Each boot that finishes goes into test/zdtm/upstream/record/ (its verdicts
+and the commit it ran), so that --resume goes on from there on another
+machine; the report says which commits the boots ran.
 
 Our own shadow-stack tests (test/zdtm/cet) run beside the default set and
 are judged apart: criu-cet passes each in every run (a line per kernel
@@ -49,6 +52,10 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
 UPSTREAM = os.path.join(TOP, "test", "zdtm", "upstream")
 OUT = os.path.join(BUILD, "zdtm")
+# every boot that finished, as it finished, kept in the tree: the whole set
+# takes longer than a working session (26 boots of about 20 minutes on two
+# cores), and --resume goes on from here on another machine
+RECORD = os.path.join(UPSTREAM, "record")
 DEFAULT_RUNS = "plain:criu-cet,plain:criu-4.2.1,plain:stock,shstk:criu-cet,shstk:stock,shstk:criu-4.2.1"
 FLOW_RUNS = ",".join(f"shstk:criu-cet:{f}" for f in ("pre2", "page-server", "lazy-pages", "rpc"))
 # guest RAM of a matrix boot: zdtm.py keeps the images of every failed test
@@ -109,9 +116,7 @@ def plan_overlay(name, tree, tests, runs):
     return folder
 
 
-def finished_boot(name):
-    """The results of a boot of an earlier run that finished, or None."""
-    path = os.path.join(BUILD, "lab-results", f"zdtm-{name}", "results.json")
+def read_boot(path):
     try:
         with open(path) as f:
             doc = json.load(f)
@@ -120,18 +125,50 @@ def finished_boot(name):
     return None if doc.get("stopped") or not doc.get("results") else doc
 
 
+def finished_boot(name):
+    """The results of a boot of an earlier run that finished, or None: this
+    build's, else the record's."""
+    return (read_boot(os.path.join(BUILD, "lab-results", f"zdtm-{name}", "results.json")) or
+            read_boot(os.path.join(RECORD, f"{name}.json")))
+
+
+def tree_commit():
+    p = subprocess.run(["git", "-C", TOP, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", TOP, "diff", "--quiet", "HEAD", "--", "criu", "patches", "lab",
+                            "test"], capture_output=True).returncode
+    return (p.stdout.strip() or "unknown") + ("+changes" if dirty else "")
+
+
+def record_boot(doc, commit):
+    """A finished boot into the record: its verdicts (not its console), and
+    the commit of criu-cet's tree it ran."""
+    if doc.get("stopped") or not doc.get("results"):
+        return
+    os.makedirs(RECORD, exist_ok=True)
+    keep = {"boot_name": doc["boot_name"], "kernel": doc["kernel"], "commit": commit,
+            "wall": round(doc.get("wall", 0)),
+            "results": [{k: r[k] for k in ("name", "status", "detail") if r.get(k)} for r in doc["results"]]}
+    with open(os.path.join(RECORD, f"{doc['boot_name']}.json"), "w") as f:
+        json.dump(keep, f, indent=0)
+        f.write("\n")
+
+
 def earlier_boots(prefix, runs):
     """--resume: the boots an earlier run finished under prefix (however its
     set was cut into chunks), the tests they ran through every run, and the
     next free chunk number."""
-    folder = os.path.join(BUILD, "lab-results")
+    names = set()
+    for folder, lead, tail in ((os.path.join(BUILD, "lab-results"), "zdtm-", ""), (RECORD, "", ".json")):
+        for entry in os.listdir(folder) if os.path.isdir(folder) else []:
+            if entry.startswith(lead + prefix) and entry.endswith(tail):
+                names.add(entry[len(lead):len(entry) - len(tail)])
     kept, done, last = [], set(), -1
-    for entry in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
-        index = entry[len(f"zdtm-{prefix}"):]
-        if not entry.startswith(f"zdtm-{prefix}") or not index.isdigit():
+    for name in sorted(names):
+        index = name[len(prefix):]
+        if not index.isdigit():
             continue
         last = max(last, int(index))
-        doc = finished_boot(entry[len("zdtm-"):])
+        doc = finished_boot(name)
         if not doc:
             continue
         covered = {}
@@ -139,7 +176,7 @@ def earlier_boots(prefix, runs):
             key = zdtm_plan.verdict_key(r["name"], runs)
             if key:
                 covered.setdefault(key[1], set()).add(key[0])
-        doc["boot_name"] = entry[len("zdtm-"):]
+        doc["boot_name"] = name
         kept.append(doc)
         done |= {t for t, have in covered.items() if have == set(runs)}
     return kept, done, last + 1
@@ -195,14 +232,15 @@ def run_matrix(args):
                 jobs.append((name, kernel, [overlay, plan] + extra, len(part), len(runs)))
     print(f"zdtm: {len(tests)} tests ({len(excluded)} excluded) and {len(ours)} of ours, {len(runs)} runs, "
           f"{len(jobs)} boots, {os.cpu_count()} at a time", flush=True)
-    t0 = time.monotonic()
+    t0, commit = time.monotonic(), tree_commit()
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         futures = {pool.submit(boot, *job): job for job in jobs}
         for fut in concurrent.futures.as_completed(futures):
             name, kernel = futures[fut][:2]
             doc = fut.result()
-            doc["kernel"], doc["boot_name"] = kernel, name
+            doc["kernel"], doc["boot_name"], doc["commit"] = kernel, name, commit
             docs.append(doc)
+            record_boot(doc, commit)
             print(f"zdtm: boot {name} done: {len(doc['results'])} results, "
                   f"wall {doc.get('wall', 0) / 60:.1f} min{', stopped: ' + doc['stopped'] if doc.get('stopped') else ''}",
                   flush=True)
@@ -254,6 +292,11 @@ def report(path, out=sys.stdout):
     for t in tests + ours:
         row = [short[cells.get((k, r, t), ("none", ""))[0]].ljust(22) for k in kernels for r in runs]
         print("zdtm: " + t.ljust(44) + " ".join(row), file=out)
+    commits = {}
+    for b in doc["boots"]:
+        commits.setdefault(b.get("commit", "unknown"), []).append(b["boot_name"])
+    for c, names in sorted(commits.items()):
+        print(f"zdtm: {len(names)} boots ran the tree of commit {c}", file=out)
     print("zdtm: why, for every test that did not pass:", file=out)
     for t in tests + ours:
         for k in kernels:

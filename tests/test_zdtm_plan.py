@@ -234,10 +234,32 @@ def test_resume_keeps_tests_every_run_covered_however_chunked(tmp_path, monkeypa
          stopped="timeout")
     boot("flows-stock-0-7", [("shstk.criu-cet.pre2.h", "zdtm/static/env00")])
     monkeypatch.setattr(zdtm_matrix, "BUILD", str(tmp_path))
+    monkeypatch.setattr(zdtm_matrix, "RECORD", str(tmp_path / "record"))
     kept, done, first = zdtm_matrix.earlier_boots("stock-0-", runs)
     assert [d["boot_name"] for d in kept] == ["stock-0-0"]
     assert done == {"zdtm/static/env00"}
     assert first == 4
+
+
+def test_resume_goes_on_from_the_record_of_another_machine(tmp_path, monkeypatch):
+    """Each finished boot goes into the record (verdicts and commit, not the
+    console); a stopped one does not; --resume on a machine without the
+    boots' build folders keeps what the record holds."""
+    runs = ["plain:criu-cet", "shstk:criu-cet"]
+    monkeypatch.setattr(zdtm_matrix, "BUILD", str(tmp_path / "build"))
+    monkeypatch.setattr(zdtm_matrix, "RECORD", str(tmp_path / "record"))
+    results = [{"name": f"zdtm.{label}.zdtm/static/env00", "status": "PASS", "serial": "x" * 100}
+               for label in ("plain.criu-cet.h", "shstk.criu-cet.ns")]
+    zdtm_matrix.record_boot({"boot_name": "patched-0-2", "kernel": "patched", "results": results, "wall": 9.6},
+                            "abc")
+    zdtm_matrix.record_boot({"boot_name": "patched-0-3", "kernel": "patched", "results": results,
+                             "stopped": "timeout"}, "abc")
+    assert sorted(os.listdir(tmp_path / "record")) == ["patched-0-2.json"]
+    kept, done, first = zdtm_matrix.earlier_boots("patched-0-", runs)
+    assert [(d["boot_name"], d["commit"], d["wall"]) for d in kept] == [("patched-0-2", "abc", 10)]
+    assert "serial" not in kept[0]["results"][0]
+    assert done == {"zdtm/static/env00"}
+    assert first == 3
 
 
 def test_flows_keep_what_criu_cet_passes_without_them():
