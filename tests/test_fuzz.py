@@ -28,7 +28,7 @@ def test_parse_report_msg_takes_the_rest():
 
 
 @pytest.mark.parametrize("text,cls", [
-    ("rc=1 secs=0.4 alive=- stray= msg=Error (cet-restore.c:12): cet: bad SSP", "refused"),
+    ("rc=1 secs=0.4 alive=- stray= msg=Error (cet-restore-args.c:12): cet: bad SSP", "refused"),
     ("rc=1 secs=0.4 alive=- stray= msg=", "unclear"),
     ("rc=139 secs=0.4 alive=- stray= msg=", "crash"),
     ("rc=137 secs=30.0 alive=- stray= msg=", "hang"),

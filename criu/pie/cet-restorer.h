@@ -37,7 +37,7 @@
 #ifndef __CR_PIE_CET_RESTORER_H__
 #define __CR_PIE_CET_RESTORER_H__
 
-#include "../arch/x86/cet/cet-rst.h"
+#include "../arch/x86/cet/cet-restore-args.h"
 
 int cet_rst_set_aside(struct cet_rst_thread *t);
 int cet_rst_place_begin(struct cet_rst_thread *t);

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What criu hands to the restorer blob about shadow stacks: built by
- * cet-restore.c from the images, consumed by criu/pie/cet-restorer.c in
+ * cet-restore-args.c from the images, consumed by criu/pie/cet-restorer.c in
  * the restored task.  Pointers point into restorer memory (rst_mem).
  */
-#ifndef __CR_CET_RST_H__
-#define __CR_CET_RST_H__
+#ifndef __CR_CET_RESTORE_ARGS_H__
+#define __CR_CET_RESTORE_ARGS_H__
 
 #include "int.h"
 #include "common/lock.h"
@@ -67,4 +67,4 @@ struct cet_rst_thread {
 	u32			wrss_on;	/* WRSS lent to the restorer for the copy */
 };
 
-#endif /* __CR_CET_RST_H__ */
+#endif /* __CR_CET_RESTORE_ARGS_H__ */

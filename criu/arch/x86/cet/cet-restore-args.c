@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * criu-cet, restore side in criu: check the CET entries of a task's core
- * images and hand them to the restorer blob (cet-rst.h), which rebuilds
+ * images and hand them to the restorer blob (cet-restore-args.h), which rebuilds
  * the shadow stacks inside the task (criu/pie/cet-restorer.c).
  *
  * Anything wrong with an image is refused here, before the restorer runs,
@@ -27,7 +27,7 @@
 
 #include "cet-abi.h"
 #include "cet-host.h"
-#include "cet-rst.h"
+#include "cet-restore-args.h"
 #include "cet-upstream-images.h"
 
 #undef LOG_PREFIX
