@@ -308,19 +308,36 @@ static int steer_to_range(struct cet_rst_proc *p, struct cet_rst_stack *s)
 	return -1;
 }
 
-/* The last stack the kernel places takes the fillers with it. */
-static void stack_placed(struct cet_rst_proc *p)
-{
-	if (p->unplaced && --p->unplaced == 0)
-		drop_fillers(p);
-}
-
 /*
  * RLIMIT_STACK as it was while a thread's stack is placed: saved by
  * cet_rst_place_begin(), put back by place_done().  One for the process,
  * used only by the thread holding proc->lock.
  */
 static struct cet_rlimit64 saved_rlim_stack;
+
+/*
+ * The placement of a thread's stack is over (@placed: where the dump had
+ * it, or a fresh stack made): the one place the fillers go.  They serve
+ * every stack the kernel has still to place, so they stay until the last
+ * one is placed; a placement that failed ends the whole process, so they
+ * go then too.  RLIMIT_STACK goes back and proc->lock is released.
+ */
+static int place_done(struct cet_rst_thread *t, bool placed)
+{
+	struct cet_rst_proc *p = t->proc;
+	int ret = 0;
+
+	if (placed && t->own >= 0 && p->unplaced)
+		p->unplaced--;
+	if (!placed || !p->unplaced)
+		drop_fillers(p);
+	if (cet_prlimit_stack(&saved_rlim_stack, NULL)) {
+		pr_err("cannot put RLIMIT_STACK back\n");
+		ret = -1;
+	}
+	mutex_unlock(&p->lock);
+	return ret;
+}
 
 /*
  * Called with shadow stacks still off: anything goes, no return is special.
@@ -330,7 +347,7 @@ static struct cet_rlimit64 saved_rlim_stack;
  * the stack's size, so that nothing maps and the kernel sizes the stack
  * as dumped until ARCH_SHSTK_ENABLE (in cet_restore_thread()) has run;
  * cet_rst_place_end() hands both back through place_done().  On failure
- * it gives both back itself.
+ * it gives both back itself, through place_done() too.
  */
 int cet_rst_place_begin(struct cet_rst_thread *t)
 {
@@ -339,76 +356,48 @@ int cet_rst_place_begin(struct cet_rst_thread *t)
 	long ret;
 
 	mutex_lock(&t->proc->lock);
+	ret = cet_prlimit_stack(NULL, &saved_rlim_stack);
+	if (ret) {
+		/* nothing changed yet; the failure ends the process, fillers and all */
+		pr_err("cannot read RLIMIT_STACK: %ld\n", ret);
+		mutex_unlock(&t->proc->lock);
+		return -1;
+	}
+	/* a fresh stack goes wherever the kernel likes: open the gaps first */
 	if (!s)
 		drop_fillers(t->proc);
 	else if (!t->proc->fillers_up && fill_gaps(t))
 		goto fail;
-	ret = cet_prlimit_stack(NULL, &saved_rlim_stack);
-	if (ret)
-		goto err;
 	/* ARCH_SHSTK_ENABLE sizes the new stack from RLIMIT_STACK */
 	want.cur = s ? s->end - s->start : CET_FRESH_STACK_SIZE;
 	want.max = saved_rlim_stack.max;
 	if (want.max != ~0ULL && want.max < want.cur)
 		want.max = want.cur;
 	ret = cet_prlimit_stack(&want, NULL);
-	if (ret)
-		goto err;
+	if (ret) {
+		pr_err("cannot raise RLIMIT_STACK to %llx: %ld\n", (unsigned long long)want.cur, ret);
+		goto fail;
+	}
 	if (!s)
 		return 0;
 	release_stack(s);
-	if (steer_to_range(t->proc, s)) {
-		cet_prlimit_stack(&saved_rlim_stack, NULL);
+	if (steer_to_range(t->proc, s))
 		goto fail;
-	}
 	return 0;
-err:
-	pr_err("RLIMIT_STACK: %ld\n", ret);
 fail:
-	drop_fillers(t->proc);
-	mutex_unlock(&t->proc->lock);
+	place_done(t, false);
 	return -1;
-}
-
-/* The placement is over: RLIMIT_STACK back and the lock released; -1 if it or the enable failed. */
-static int place_done(struct cet_rst_thread *t, long enable_ret)
-{
-	int ret = 0;
-
-	if (cet_prlimit_stack(&saved_rlim_stack, NULL)) {
-		pr_err("cannot put RLIMIT_STACK back\n");
-		ret = -1;
-	}
-	mutex_unlock(&t->proc->lock);
-	if (enable_ret) {
-		pr_err("%ld: ARCH_SHSTK_ENABLE failed: %ld\n", sys_gettid(), enable_ret);
-		ret = -1;
-	}
-	return ret;
-}
-
-/* The new stack of a thread whose owned one is unknown: kernel-owned, none of the dumped. */
-static int fresh_stack_placed(struct cet_rst_thread *t, long enable_ret, unsigned long ssp)
-{
-	if (place_done(t, enable_ret))
-		return -1;
-	pr_info("%ld: a new kernel-owned shadow stack below %lx; the dumped ones are not the kernel's\n",
-		sys_gettid(), ssp);
-	return 0;
 }
 
 int cet_rst_place_end(struct cet_rst_thread *t, long enable_ret, unsigned long ssp)
 {
-	struct cet_rst_stack *s;
-	bool placed;
-	int ret;
+	struct cet_rst_stack *s = t->own >= 0 ? own_stack(t) : NULL;
+	bool placed = !enable_ret && (!s || ssp == s->end);
 	u32 i;
 
-	if (t->own < 0)
-		return fresh_stack_placed(t, enable_ret, ssp);
-	s = own_stack(t);
-	placed = !enable_ret && ssp == s->end;
-	if (!enable_ret && !placed) {
+	if (enable_ret)
+		pr_err("%ld: ARCH_SHSTK_ENABLE failed: %ld\n", sys_gettid(), enable_ret);
+	if (!placed && !enable_ret) {
 		/* the reason first: log readers show the first error lines */
 		pr_err("%ld: the kernel put the shadow stack at top %lx, not %llx; the gaps were filled so:\n",
 		       sys_gettid(), ssp, (unsigned long long)s->end);
@@ -416,16 +405,15 @@ int cet_rst_place_end(struct cet_rst_thread *t, long enable_ret, unsigned long s
 			pr_info("filler %llx-%llx\n", (unsigned long long)t->proc->fillers[i].start,
 				(unsigned long long)t->proc->fillers[i].end);
 	}
-	if (placed)
-		stack_placed(t->proc);
-	else
-		drop_fillers(t->proc);
-	ret = place_done(t, enable_ret);
-	if (!placed)
+	if (place_done(t, placed) || !placed)
 		return -1;
-	pr_info("%ld: shadow stack %llx-%llx is back, kernel-owned\n", sys_gettid(),
-		(unsigned long long)s->start, (unsigned long long)s->end);
-	return ret;
+	if (s)
+		pr_info("%ld: shadow stack %llx-%llx is back, kernel-owned\n", sys_gettid(),
+			(unsigned long long)s->start, (unsigned long long)s->end);
+	else
+		pr_info("%ld: a new kernel-owned shadow stack below %lx; the dumped ones are not the kernel's\n",
+			sys_gettid(), ssp);
+	return 0;
 }
 
 static int hold_stacks(struct cet_rst_proc *p)
@@ -678,7 +666,8 @@ int cet_rst_own_contents(struct cet_rst_thread *t)
 /*
  * The leader goes on only when every thread has its shadow stack back (a
  * thread that fails ends the whole process with exit_group), then drops
- * what is left of the reservation.
+ * what is left of the reservation.  The fillers are gone by then: the
+ * last placement took them (place_done()).
  */
 static void thread_done(struct cet_rst_thread *t)
 {
@@ -689,7 +678,6 @@ static void thread_done(struct cet_rst_thread *t)
 		return;
 	}
 	futex_wait_until(&p->threads_left, 0);
-	drop_fillers(p);
 	if (p->aside_len)
 		sys_munmap((void *)p->aside_base, p->aside_len);
 	if (p->mem_fd >= 0)
