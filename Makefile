@@ -7,7 +7,7 @@
 #                the CET glibc and valkey overlays)
 #   make install criu-cet under PREFIX (/usr/local) in DESTDIR; make deb: its package
 #
-# Sources come from Debian's archive (lab/sources.lock); builds live in build/,
+# Sources come from Debian's archive (lab/build/sources.lock); builds live in build/,
 # Bochs and kernels are also cached in $(CRIU_CET_CACHE).
 
 PY		:= /usr/bin/python3
@@ -31,40 +31,40 @@ all: bochs kernel kernel-patched criu-stock criu-cet initramfs runc-overlay valk
 
 deps:
 	@mkdir -p $(BUILD)
-	@bash lab/install-deps.sh
+	@bash lab/build/deps.sh
 
 sources: deps
-	@$(PY) lab/sources.py fetch --dest $(CRIU_CET_CACHE)/downloads criu bochs linux runc glibc valkey
+	@$(PY) lab/build/sources.py fetch --dest $(CRIU_CET_CACHE)/downloads criu bochs linux runc glibc valkey
 
 bochs: deps
-	@bash lab/build-bochs.sh
+	@bash lab/build/bochs.sh
 
 kernel: deps
-	@bash lab/build-kernel.sh stock
+	@bash lab/build/kernel.sh stock
 
 kernel-patched: deps
-	@bash lab/build-kernel.sh patched
+	@bash lab/build/kernel.sh patched
 
 # Kernel selftests for the lab's kselftest suite (built from kernel/patches)
 .PHONY: kselftests checkpatch
 kselftests: deps
-	@bash lab/build-kselftests.sh
+	@bash lab/build/kselftests.sh
 
 # Each patch of the series builds a bzImage; the series builds without
 # CONFIG_X86_USER_SHADOW_STACK; the selftests build (about 15 min, by hand)
 .PHONY: kernel-series
 kernel-series: deps
-	@bash lab/kernel-series.sh
+	@bash lab/build/kernel-series.sh
 
 # the CRIU series (patches/criu) applied with git am on v4.2.1, CRIU built
 # at every patch
 .PHONY: criu-series
 criu-series: deps
-	@bash lab/criu-series.sh
+	@bash lab/build/criu-series.sh
 
 # The kernel's own scripts/checkpatch.pl --strict on the series in kernel/patches
 checkpatch: deps
-	@bash lab/linux-source.sh
+	@bash lab/build/linux-source.sh
 	@cd $(BUILD)/linux-src && for p in $(CURDIR)/kernel/patches/*.patch; do \
 		echo "== $$(basename $$p)"; \
 		perl scripts/checkpatch.pl --strict --no-tree --color=never $$p | \
@@ -72,10 +72,10 @@ checkpatch: deps
 	done
 
 criu-stock: deps
-	@bash lab/build-criu.sh stock
+	@bash lab/build/criu.sh stock
 
 criu-cet: deps
-	@bash lab/build-criu.sh cet
+	@bash lab/build/criu.sh cet
 
 guest: $(GUEST_BINS)
 
@@ -99,39 +99,39 @@ zdtm-cet: criu-cet
 
 initramfs: criu-stock criu-cet guest zdtm-cet kselftests
 	@LAB_EXTRA="$(BUILD)/zdtm-cet/stage:/lab/zdtm/cet $(BUILD)/guest/kbin:/lab/bin" \
-		bash lab/mkinitramfs.sh $(INITRAMFS) $(BUILD)/guest/bin $(BUILD)/criu-stock $(BUILD)/criu-cet
+		bash lab/build/initramfs.sh $(INITRAMFS) $(BUILD)/guest/bin $(BUILD)/criu-stock $(BUILD)/criu-cet
 
 # runc (pin runc) and the runc suite's OCI configs, added to the guest as an
 # overlay by the runc tests: make lab SUITES=runc OVERLAY=build/overlay-runc
 runc-overlay: deps
-	@bash lab/runc-overlay.sh > /dev/null
+	@bash lab/overlays/runc.sh > /dev/null
 
 # A CET userland for the guest: glibc 2.41 --enable-cet (pin glibc) in the
 # sysroot build/cet-glibc, for the guest path /opt/cet-glibc.  Guest programs
-# build against it with $(CET_CC) (lab/cet-cc: -fcf-protection, its headers,
+# build against it with $(CET_CC) (lab/build/cet-cc: -fcf-protection, its headers,
 # crt files, libraries and loader; every object SHSTK-marked or the link
 # fails) and run on glibc's locked shadow stacks with
 # GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK in a guest booted with an overlay
 # holding its runtime: build/overlay-cet-glibc (cet-glibc-overlay, with the
 # suite cet-glibc's probe, the ZDTM glibc tests, criu on the CET glibc) or
 # build/overlay-valkey (all that and valkey).
-CET_CC		:= $(CURDIR)/lab/cet-cc
+CET_CC		:= $(CURDIR)/lab/build/cet-cc
 CET_GLIBC	:= $(BUILD)/cet-glibc
 .PHONY: cet-glibc-overlay
 cet-glibc: deps
-	@bash lab/build-glibc.sh
+	@bash lab/build/glibc.sh
 
 # the glibc overlay also holds both criu relinked for the CET glibc
 cet-glibc-overlay: deps criu-stock criu-cet zdtm-cet
-	@bash lab/cet-glibc-overlay.sh > /dev/null
+	@bash lab/overlays/cet-glibc.sh > /dev/null
 
 # valkey 8.1.1 (pin valkey) on the CET glibc, and its overlay for the
 # valkey suite and make demo: make lab SUITES=cet-glibc,valkey OVERLAY=build/overlay-valkey
 valkey: deps
-	@bash lab/build-valkey.sh
+	@bash lab/build/valkey.sh
 
 valkey-overlay: deps criu-stock criu-cet zdtm-cet
-	@bash lab/valkey-overlay.sh > /dev/null
+	@bash lab/overlays/valkey.sh > /dev/null
 
 # One lab run by hand: make lab SUITES=basics,criu-baseline [KERNEL=patched]
 SUITES	?= basics
@@ -142,52 +142,52 @@ lab: all
 
 # every ZDTM CET test in the lab with criu-cet, stock CRIU 4.1.1 and CRIU 4.2.1, side by side
 compare: all
-	$(PY) lab/compare.py --run
+	$(PY) lab/reports/compare.py --run
 
 # dump/restore cost of shadow stacks in the lab, criu-cet vs stock 4.1.1 and 4.2.1 (figures, not tests)
 bench: bochs kernel initramfs
-	$(PY) lab/bench.py --run
+	$(PY) lab/reports/bench.py --run
 
 # 600 damaged CET images restored in the lab: refused or restored exactly, never a
 # crash, hang or stray task (make test runs a 96-image sample of the same seed)
 .PHONY: fuzz
 FUZZ_COUNT ?= 600
 fuzz: all
-	$(PY) lab/fuzz.py --run --count $(FUZZ_COUNT)
+	$(PY) lab/reports/fuzz.py --run --count $(FUZZ_COUNT)
 
 # criu-cet installed like a distribution's criu (PREFIX, DESTDIR), and as a
 # Debian package that takes criu's place: build/deb/criu-cet_<version>_amd64.deb
 .PHONY: install deb
 PREFIX ?= /usr/local
 install: criu-cet
-	@bash lab/install-criu-cet.sh $(PREFIX) $(DESTDIR)
+	@bash lab/packaging/install.sh $(PREFIX) $(DESTDIR)
 
 deb: criu-cet
-	@bash lab/build-deb.sh
+	@bash lab/packaging/deb.sh
 
 # CRIU's own ZDTM suite in the lab, by CRIU's own zdtm.py: the base CRIU's
-# tests built plain and as shadow-stack tests (lab/build-zdtm-upstream.sh),
-# Python for the guest (lab/zdtm-runtime.sh), as an overlay
+# tests built plain and as shadow-stack tests (lab/build/zdtm-upstream.sh),
+# Python for the guest (lab/overlays/zdtm-runtime.sh), as an overlay
 .PHONY: zdtm zdtm-flows zdtm-overlay
 zdtm-overlay: deps criu-stock criu-cet zdtm-cet
-	@bash lab/zdtm-overlay.sh > /dev/null
+	@bash lab/overlays/zdtm.sh > /dev/null
 
 # the whole default set: criu-cet, its base CRIU 4.2.1 and stock 4.1.1,
 # plain and on shadow stacks, both kernels; the per-test matrix and a line
 # a kernel (ZDTM_ARGS="--kernels stock --tests LIST --repeat 3 ..." narrows it)
 zdtm: all zdtm-overlay
-	$(PY) lab/zdtm_matrix.py --run $(ZDTM_ARGS)
+	$(PY) lab/reports/zdtm_matrix.py --run $(ZDTM_ARGS)
 
 # the same set on shadow stacks through zdtm.py's --pre 2, --page-server,
 # --lazy-pages and --rpc, criu-cet
 zdtm-flows: all zdtm-overlay
-	$(PY) lab/zdtm_matrix.py --run --flows $(ZDTM_ARGS)
+	$(PY) lab/reports/zdtm_matrix.py --run --flows $(ZDTM_ARGS)
 
 # CRIU's own ZDTM tests on the host (no CET) with stock 4.1.1 and criu-cet,
 # side by side; its verdict says when this host's kernel cannot run them
 .PHONY: zdtm-host
 zdtm-host: criu-stock criu-cet
-	@bash lab/zdtm-host.sh both
+	@bash lab/reports/zdtm-host.sh both
 
 # valkey on glibc's shadow stacks, checkpointed and restored by criu-cet
 demo: all

@@ -20,14 +20,23 @@ criu_tree_lock() {
 }
 criu_tree_unlock() { exec 8>&-; }
 
-# fetch NAME: print the verified path of a pinned source (lab/sources.lock)
-fetch() { "$PY" "$TOP/lab/sources.py" fetch --dest "$CACHE/downloads" "$1" || die "cannot fetch $1"; }
+# fetch NAME: print the verified path of a pinned source (lab/build/sources.lock)
+fetch() { "$PY" "$TOP/lab/build/sources.py" fetch --dest "$CACHE/downloads" "$1" || die "cannot fetch $1"; }
+
+# unpack_pin NAME DIR: the pinned source NAME, fetched and verified, unpacked
+# into DIR (emptied first) without the tarball's top folder
+unpack_pin() {
+	local tarball
+	tarball=$(fetch "$1") || exit 1
+	rm -rf "$2" && mkdir -p "$2" && tar -xf "$tarball" -C "$2" --strip-components=1 ||
+		die "cannot unpack $tarball"
+}
 
 # pin_sha NAME: the pinned sha256 of a source, part of every cache key using it
-pin_sha() { awk -v n="$1" '$1 == n { print $6 }' "$TOP/lab/sources.lock"; }
+pin_sha() { awk -v n="$1" '$1 == n { print $6 }' "$TOP/lab/build/sources.lock"; }
 
 # key ARGS...: cache key of input files and -s strings
-key() { "$PY" "$TOP/lab/cachekey.py" "$@" || die "cache key"; }
+key() { "$PY" "$TOP/lab/build/cachekey.py" "$@" || die "cache key"; }
 
 # cache_store DIR SRC...: atomically publish files into the cache folder DIR
 cache_store() {

@@ -11,7 +11,9 @@ import threading
 import pytest
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(TOP, "lab"))
+# the runner (lab/) and the groups whose modules the tests import
+for _folder in ("lab", "lab/build", "lab/overlays", "lab/reports"):
+    sys.path.insert(0, os.path.join(TOP, _folder))
 
 import images  # noqa: E402
 
@@ -198,7 +200,7 @@ _overlays = {}
 
 
 def build_overlay(script):
-    """Run lab/<script>, which prints the folder of a guest overlay last:
+    """Run lab/overlays/<script>, which prints the folder of a guest overlay last:
     (folder, None), or (None, the tail of its error output).  Once a
     session: the boots on either kernel use the same folder."""
     with _overlay_lock:     # a prefetch thread may be building it
@@ -208,11 +210,11 @@ def build_overlay(script):
 
 
 def _build_overlay(script):
-    name, *args = script.split()     # "zdtm-overlay.sh sample": a script and its arguments
-    p = subprocess.run(["bash", os.path.join(TOP, "lab", name)] + args, capture_output=True, text=True,
+    name, *args = script.split()     # "zdtm.sh sample": a script and its arguments
+    p = subprocess.run(["bash", os.path.join(TOP, "lab", "overlays", name)] + args, capture_output=True, text=True,
                        env=LAB_ENV, cwd=TOP)
     if p.returncode or not p.stdout.strip():
-        return None, f"lab/{script}: {p.stderr.strip()[-1000:]}"
+        return None, f"lab/overlays/{script}: {p.stderr.strip()[-1000:]}"
     return p.stdout.strip().splitlines()[-1], None
 
 

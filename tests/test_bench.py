@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""lab/bench.py on made-up measurements: parsing, medians, ratios, verdict.  No lab."""
+"""lab/reports/bench.py on made-up measurements: parsing, medians, ratios, verdict.  No lab."""
 
 import io
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """A real CET userland in the emulated CET machine: the lab's glibc 2.41
-built with --enable-cet (the glibc overlay, lab/cet-glibc-overlay.sh).
+built with --enable-cet (the glibc overlay, lab/overlays/cet-glibc.sh).
 
 - Suite zdtm-cet-glibc: the ZDTM tests of test/zdtm/cet/glibc, linked against it
   and run with GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK, so that glibc's own
@@ -25,12 +25,12 @@ STATIC_TESTS = [name for name, _ in zdtm_cet_list("lab.list")]
 RPC_TESTS = ["plain", "locked", "churn"]
 STOCK_ON_SHSTK = ["plain", "recursion", "threads", "locked", "fibers"]
 # the boots the session may start ahead (conftest)
-LAB_RUNS = [("zdtm-cet-glibc,criu-on-shstk", k, "cet-glibc-overlay.sh") for k in ("stock", "patched")]
+LAB_RUNS = [("zdtm-cet-glibc,criu-on-shstk", k, "cet-glibc.sh") for k in ("stock", "patched")]
 
 
 def overlay():
     """The glibc overlay; a host that cannot build the CET glibc skips, saying why."""
-    folder, err = build_overlay("cet-glibc-overlay.sh")
+    folder, err = build_overlay("cet-glibc.sh")
     if err:
         pytest.skip(f"no CET glibc overlay: {err}")
     return folder

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""lab/compare.py on made-up results: no lab needed."""
+"""lab/reports/compare.py on made-up results: no lab needed."""
 
 import io
 import os
@@ -118,11 +118,11 @@ def test_upstream_overlay_says_why_when_4_2_1_cannot_be_had(tmp_path, monkeypatc
     monkeypatch.setenv("BUILD", str(tmp_path / "build"))
     monkeypatch.setenv("CRIU_CET_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("CRIU_CET_MIRROR", "http://127.0.0.1:9/debian")
-    p = subprocess.run(["bash", os.path.join(compare.TOP, "lab", "upstream-overlay.sh")],
+    p = subprocess.run(["bash", os.path.join(compare.LAB, "overlays", "upstream.sh")],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 3 and p.stdout == ""
     assert p.stderr.strip().splitlines()[-1] == \
-        "CRIU 4.2.1 could not be fetched or built (lab/build-criu.sh 4.2.1)"
+        "CRIU 4.2.1 could not be fetched or built (lab/build/criu.sh 4.2.1)"
     assert not os.path.exists(tmp_path / "build" / "criu-4.2.1" / "criu")
     overlay, why = compare.upstream_overlay()
     assert overlay is None and "criu42" in why and "error" in why, why

@@ -27,7 +27,7 @@ def header(path):
 
 
 def test_series_applies_with_git_am_on_v4_2_1():
-    out = subprocess.run(["bash", os.path.join(TOP, "lab", "criu-series.sh"), "--apply-only"],
+    out = subprocess.run(["bash", os.path.join(TOP, "lab", "build", "criu-series.sh"), "--apply-only"],
                          capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     lines = out.stdout.splitlines()

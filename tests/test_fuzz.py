@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Hostile images, fuzzed (lab/fuzz.py): the judge on made-up reports, and a
+"""Hostile images, fuzzed (lab/reports/fuzz.py): the judge on made-up reports, and a
 fixed-seed sample of damaged images restored in the lab (make fuzz runs 600).
 Every copy must be refused with a message or restored to the state its image
 describes: no crash, no hang, no task left behind."""

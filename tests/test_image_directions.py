@@ -24,12 +24,12 @@ pytestmark = pytest.mark.lab
 
 KERNELS = ("stock", "patched")
 CRIUS = ("criu-cet", "criu-4.2.1", "stock")
-LAB_RUNS = [("image-directions", k, "upstream-overlay.sh") for k in KERNELS]
+LAB_RUNS = [("image-directions", k, "upstream.sh") for k in KERNELS]
 
 
 @pytest.fixture(scope="module", params=KERNELS)
 def table(request):
-    overlay, error = build_overlay("upstream-overlay.sh")
+    overlay, error = build_overlay("upstream.sh")
     if error:
         pytest.skip(f"no CRIU 4.2.1 for the guest: {error}")
     run = lab_run("image-directions", request.param, overlay=overlay)

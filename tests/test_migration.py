@@ -12,15 +12,12 @@ patched one and back."""
 
 import os
 import re
-import sys
 
 import pytest
 
 import images
-from conftest import TOP, LabResults, build_overlay, lab_run
-
-sys.path.insert(0, os.path.join(TOP, "lab"))
-import zdtm_plan  # noqa: E402
+import zdtm_plan  # conftest puts lab/reports on the path
+from conftest import LabResults, build_overlay, lab_run
 
 pytestmark = pytest.mark.lab
 
@@ -30,7 +27,7 @@ FLOWS = zdtm_plan.MIGRATE_FLOWS
 TESTS = zdtm_plan.MIGRATE_TESTS
 STOCK_RUN, STOCK_TESTS = zdtm_plan.MIGRATE_STOCK
 CROSS_TESTS = ("plain", "churn", "threads", "fibers", "fiber_thread", "locked")
-MIGRATE = ("zdtm-upstream-migrate", "zdtm-overlay.sh migrate")
+MIGRATE = ("zdtm-upstream-migrate", "zdtm.sh migrate")
 # 38 C/Rs, most through pre-dumps and lazy pages: 4 minutes alone, twice
 # that on a busy host, and the suite kills a zdtm.py that hangs after 8
 LAB_TIMEOUTS = {MIGRATE[0]: 1800}

@@ -18,11 +18,11 @@ PROFILES = ["new", "old"]
 # what map_shadow_stack answers in the container, before and after restore:
 # runc answers ENOSYS for a syscall newer than any the profile names
 MSS = {"new": "mss=ok", "old": "mss=ENOSYS"}
-LAB_RUNS = [("runc", k, "runc-overlay.sh") for k in ("stock", "patched")]
+LAB_RUNS = [("runc", k, "runc.sh") for k in ("stock", "patched")]
 
 
 def overlay():
-    folder, error = build_overlay("runc-overlay.sh")
+    folder, error = build_overlay("runc.sh")
     if error:
         pytest.fail(error)
     return folder

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """A real CET userland in the emulated CET machine: the CET glibc
-(lab/build-glibc.sh; suite cet-glibc) and valkey 8.1.1 built on it (suite
+(lab/build/glibc.sh; suite cet-glibc) and valkey 8.1.1 built on it (suite
 valkey): glibc turns shadow stacks on and locks them in every thread; the
 service is checkpointed and restored by criu-cet five times in a row with its
 data, its threads' CET state and its protection intact; stock CRIU 4.1.1's
 outcome on the same steps is reported.  make demo's suite runs in the stock
-kernel's boot.  One boot per kernel, with the overlay lab/valkey-overlay.sh."""
+kernel's boot.  One boot per kernel, with the overlay lab/overlays/valkey.sh."""
 
 import pytest
 
@@ -15,12 +15,12 @@ pytestmark = pytest.mark.lab
 
 CYCLES = 5
 SUITES = {"stock": "cet-glibc,valkey,demo", "patched": "cet-glibc,valkey"}
-LAB_RUNS = [(suites, k, "valkey-overlay.sh") for k, suites in SUITES.items()]
+LAB_RUNS = [(suites, k, "valkey.sh") for k, suites in SUITES.items()]
 
 
 def overlay():
     """The overlay, or a skip that says why it cannot be built."""
-    folder, error = build_overlay("valkey-overlay.sh")
+    folder, error = build_overlay("valkey.sh")
     if error:
         pytest.skip(f"the CET glibc / valkey overlay cannot be built: {error}")
     return folder

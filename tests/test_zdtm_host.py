@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """Without CET nothing regresses: CRIU's own ZDTM tests, on the host (no CET
-there), with stock CRIU 4.1.1 and with criu-cet (lab/zdtm-host.sh).  criu-cet
+there), with stock CRIU 4.1.1 and with criu-cet (lab/reports/zdtm-host.sh).  criu-cet
 must give stock's result for every listed test, and pass every one stock
 passes.  Where stock 4.1.1 itself fails on this host's kernel (seen on a
 6.18 host: every dump hangs at the parasite's rt_sigreturn until zdtm.py's
@@ -19,10 +19,10 @@ from conftest import LAB_ENV, TOP, early_result
 
 pytestmark = pytest.mark.host_zdtm
 
-SCRIPT = os.path.join(TOP, "lab", "zdtm-host.sh")
+SCRIPT = os.path.join(TOP, "lab", "reports", "zdtm-host.sh")
 BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
 FLAVOURS = ("stock", "cet")
-# issue 3, "Also": the same list lab/zdtm-host.sh runs by default
+# issue 3, "Also": the same list lab/reports/zdtm-host.sh runs by default
 TESTS = [
     "zdtm/static/env00",
     "zdtm/static/maps00",
@@ -51,7 +51,7 @@ def cannot_run():
 
 
 def run_script(flavour):
-    """lab/zdtm-host.sh for one flavour, its lines parsed."""
+    """lab/reports/zdtm-host.sh for one flavour, its lines parsed."""
     t0 = time.monotonic()
     p = subprocess.run(["bash", SCRIPT, flavour] + TESTS, capture_output=True, text=True,
                        timeout=30 * 60, env=LAB_ENV, cwd=TOP)
@@ -80,7 +80,7 @@ EARLY_JOBS = {"zdtm-host": run_both}
 
 
 def run_flavour(flavour):
-    """The session's run of lab/zdtm-host.sh for a flavour."""
+    """The session's run of lab/reports/zdtm-host.sh for a flavour."""
     why = cannot_run()
     if why:
         pytest.skip(why)

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """CRIU's own ZDTM suite on shadow stacks, judged by CRIU's own zdtm.py in
-the lab (suite zdtm-upstream, overlay lab/zdtm-overlay.sh sample): a fixed sample
+the lab (suite zdtm-upstream, overlay lab/overlays/zdtm.sh sample): a fixed sample
 of the base CRIU's ZDTM tests (test/zdtm/upstream/sample.list), built as
 shadow-stack tests against the CET glibc and run with glibc's shadow
 stacks on and locked, checkpointed and restored by criu-cet on both
@@ -16,14 +16,12 @@ Our own tests (test/zdtm/cet) run in the same boots under zdtm.py: criu-cet
 must pass each.  make zdtm runs the whole default set."""
 
 import os
-import sys
 
 import pytest
 
 from conftest import TOP, LabResults, build_overlay, lab_run
 
-sys.path.insert(0, os.path.join(TOP, "lab"))
-import zdtm_plan  # noqa: E402
+import zdtm_plan  # conftest puts lab/reports on the path
 
 pytestmark = pytest.mark.lab
 
@@ -42,7 +40,7 @@ KERNELS = ("stock", "patched")
 # both kernels, stock 4.1.1 beside it on the stock kernel
 BOOTS = {("criu-cet", "stock"): "zdtm-upstream-cet", ("stock", "stock"): "zdtm-upstream-stock",
          ("criu-cet", "patched"): "zdtm-upstream-cet"}
-OVERLAY = "zdtm-overlay.sh sample"     # the sample's tests alone: a smaller, faster overlay
+OVERLAY = "zdtm.sh sample"     # the sample's tests alone: a smaller, faster overlay
 LAB_RUNS = [(suite, kernel, OVERLAY) for (_, kernel), suite in BOOTS.items()]
 # 60 tests by zdtm.py take about ten minutes of guest time, more of wall
 # time when the host is busy: longer than run.py's 15-minute watchdog

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cet_probe: what the CET glibc gives an ordinary program.  Built with
- * lab/cet-cc (SHSTK-marked, the CET glibc's loader) and no shadow-stack
+ * lab/build/cet-cc (SHSTK-marked, the CET glibc's loader) and no shadow-stack
  * code of its own: whether a shadow stack is on, and locked, is glibc's
  * doing alone (GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK).
  *

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Helpers for the guest's valkey runs (suite valkey, make demo's suite
 # demo), sourced after /lab/lib.sh.  In the guest as /lab/valkey/lib.sh,
-# with valkey, through the overlay lab/valkey-overlay.sh.
+# with valkey, through the overlay lab/overlays/valkey.sh.
 VK=/lab/valkey
 VK_SHSTK=glibc.cpu.hwcaps=SHSTK
 

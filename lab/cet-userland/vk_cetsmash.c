@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vk_cetsmash: a valkey module (MODULE LOAD) for the valkey suite, built
- * with lab/cet-cc like the server (SHSTK-marked, or glibc refuses to load it
+ * with lab/build/cet-cc like the server (SHSTK-marked, or glibc refuses to load it
  * into a shadow-stack process).
  *
  *   CETSMASH.STATUS   "status=<ARCH_SHSTK_STATUS> ssp=<SSP>" of the thread

@@ -12,7 +12,7 @@
 #   anon-N     the shstk process with N MiB more of dirty heap instead
 #   sparse     one shadow stack of 384 MiB (RLIMIT_STACK), hardly used
 #   threads-N  N threads on shadow stacks
-# Every measurement is one line for lab/bench.py, which takes the medians:
+# Every measurement is one line for lab/reports/bench.py, which takes the medians:
 #   @@LAB INFO bench.<scenario>.<criu>.<rep> key=value ... [why=text]
 # Rep 0 is a warm-up and is not counted.  These are figures, not tests: the
 # suite reports no PASS/FAIL.

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
-# Restore every damaged copy of a CET dump that lab/fuzz.py put under
+# Restore every damaged copy of a CET dump that lab/reports/fuzz.py put under
 # /lab/fuzz (base/: the intact dump, v/<id>/: the files a copy changes) with
 # criu-cet under a time limit, and report what happened, one line a copy:
 #   @@LAB INFO fuzz.<id> rc=R secs=S alive=yes|no|- features=F locked=L ss=RANGES stray=PIDS msg=TEXT
-# (spaces inside a value are "+").  lab/fuzz.py judges the lines.
+# (spaces inside a value are "+").  lab/reports/fuzz.py judges the lines.
 FUZZ_TIME_LIMIT=30
 base=/lab/fuzz/base
 pid=$(cat "$base/pid" 2>/dev/null)
@@ -84,5 +84,5 @@ else
 	done
 	dmesg -c > /dev/null
 	echo "cet-fuzz: done uptime=$(lab_now) copies=$n"
-	lab_pass fuzz.ran "$n copies restored or refused (lab/fuzz.py judges them)"
+	lab_pass fuzz.ran "$n copies restored or refused (lab/reports/fuzz.py judges them)"
 fi

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-# The CET glibc (lab/build-glibc.sh, in the guest through the overlay
-# lab/cet-glibc-overlay.sh or lab/valkey-overlay.sh): a program built with
-# lab/cet-cc and no shadow-stack code of its own runs on a shadow stack,
+# The CET glibc (lab/build/glibc.sh, in the guest through the overlay
+# lab/overlays/cet-glibc.sh or lab/overlays/valkey.sh): a program built with
+# lab/build/cet-cc and no shadow-stack code of its own runs on a shadow stack,
 # locked by glibc, in every thread and makecontext context, when
 # GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK asks for it; without the tunable it
 # runs with shadow stacks off.  A smashed return is caught only with it.

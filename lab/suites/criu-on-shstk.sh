@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # criu itself on a shadow stack, as on a distribution whose glibc is built
 # with CET: the glibc overlay holds each criu relinked against the CET
-# glibc and SHSTK-marked (lab/relink-criu-cet-glibc.sh).  glibc.cpu.hwcaps=
+# glibc and SHSTK-marked (lab/build/relink-criu-cet-glibc.sh).  glibc.cpu.hwcaps=
 # SHSTK lets glibc use shadow stacks, glibc.cpu.x86_shstk=on keeps it on
 # although Debian's libraries criu loads are not marked; glibc locks it.  First proof that criu really runs so (its own
 # /proc/PID/status), then the ZDTM CET tests (hand-enabled and glibc's)

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # make demo: a real service on glibc's shadow stacks.  valkey 8.1.1, built
-# against the CET glibc (overlay lab/valkey-overlay.sh), runs with every
+# against the CET glibc (overlay lab/overlays/valkey.sh), runs with every
 # thread on a shadow stack that glibc turned on and locked; it is filled,
 # checkpointed with criu-cet, killed, restored, and shown to hold the same
 # data, to work (writes, BGSAVE) and to be still protected.

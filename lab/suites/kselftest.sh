@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# Kernel selftests in the guest (built by lab/build-kselftests.sh):
+# Kernel selftests in the guest (built by lab/build/kselftests.sh):
 #   kselftest.cet-regset.<case>    test_shstk_ptrace_cet, the NT_X86_CET_USER
 #                                  regset tests: ksft ok/not ok/skip lines
 #   kselftest.shadow-stack.<case>  the kernel's own test_shadow_stack:

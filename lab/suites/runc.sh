@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # runc (Debian 12's 1.1.5, in the guest through the overlay
-# lab/runc-overlay.sh builds) checkpoints and restores a container whose init
+# lab/overlays/runc.sh builds) checkpoints and restores a container whose init
 # runs on a shadow stack (ctr_worker shstk wrss lock), with criu-cet and with
 # stock CRIU 4.1.1 as its criu (runc --criu), under two seccomp profiles (one
 # allows map_shadow_stack, an older one does not).  Then bad input: images of
@@ -15,7 +15,7 @@ CTR_MODE="shstk wrss lock"
 
 if [ -z "${RUNC_CHROOTED:-}" ]; then
 	if [ ! -x $RUNC ]; then
-		lab_skip runc.setup "runc is not in the guest (the suite needs run.py --overlay build/overlay-runc, from lab/runc-overlay.sh)"
+		lab_skip runc.setup "runc is not in the guest (the suite needs run.py --overlay build/overlay-runc, from lab/overlays/runc.sh)"
 		return 0
 	fi
 	mkdir -p /sys/fs/cgroup

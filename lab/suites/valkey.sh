@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # A real service on glibc's shadow stacks: valkey 8.1.1 built against the
-# CET glibc (lab/build-valkey.sh; in the guest through the overlay
-# lab/valkey-overlay.sh), started with GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK
+# CET glibc (lab/build/valkey.sh; in the guest through the overlay
+# lab/overlays/valkey.sh), started with GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK
 # and 2 I/O threads, filled through valkey-cli, then checkpointed and
 # restored by criu-cet five times in a row (plain dumps and --leave-running
 # ones).  After each restore: the client's digest of every key and value,
@@ -16,7 +16,7 @@ CRIU_CET=/lab/criu-cet/criu
 CRIU_STOCK=/lab/criu-stock/criu
 
 if [ ! -x /lab/valkey/valkey-server ]; then
-	lab_skip valkey.setup "valkey is not in the guest (run.py --overlay build/overlay-valkey, from lab/valkey-overlay.sh)"
+	lab_skip valkey.setup "valkey is not in the guest (run.py --overlay build/overlay-valkey, from lab/overlays/valkey.sh)"
 	return 0
 fi
 . /lab/valkey/lib.sh

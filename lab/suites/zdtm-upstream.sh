@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # CRIU's own ZDTM suite, run by CRIU's own zdtm.py in the guest
-# (lab/zdtm-overlay.sh): the base CRIU's ZDTM tests built twice, plain
+# (lab/overlays/zdtm.sh): the base CRIU's ZDTM tests built twice, plain
 # (Debian 12's glibc) and as shadow-stack tests the way upstream's
 # SHSTK_ENABLE=1 builds them, against the CET glibc; those run with
 # GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK, so glibc turns shadow stacks on and
@@ -20,7 +20,7 @@
 top=/lab/zdtm-upstream
 plan=$top/plan
 if [ ! -f "$plan" ]; then
-	lab_skip zdtm.upstream "no ZDTM overlay in this guest (lab/zdtm-overlay.sh)"
+	lab_skip zdtm.upstream "no ZDTM overlay in this guest (lab/overlays/zdtm.sh)"
 	return 0
 fi
 # zdtm.py's ns flavour pivot_roots into the test's root: the suite runs in
@@ -31,7 +31,7 @@ if [ -z "${LAB_ZDTM_CHROOTED:-}" ]; then
 	return 0
 fi
 
-# zdtm.py, make and the Debian tools the overlay brings (lab/zdtm-runtime.sh)
+# zdtm.py, make and the Debian tools the overlay brings (lab/overlays/zdtm-runtime.sh)
 # before busybox's: zdtm.py and CRIU want util-linux's mount, iproute2's
 # ip, GNU tar.  make's variables on its command line, for every make zdtm.py
 # starts (two a test): busybox sh runs its own applets before PATH, so

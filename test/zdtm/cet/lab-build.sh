@@ -5,7 +5,7 @@
 #     the tests of lab.list and extra.list, static, for /lab/zdtm/cet
 #   bash test/zdtm/cet/lab-build.sh CRIU_SRC OUT glibc CC
 #     the tests of glibc/glibc.list built by CC against a CET glibc
-#     (criu-cet's lab/cet-cc), with their libraries, for /lab/zdtm/cet-glibc
+#     (criu-cet's lab/build/cet-cc), with their libraries, for /lab/zdtm/cet-glibc
 # OUT/stage/ receives the test binaries and the list.  Not executable on
 # purpose: zdtm.py treats every executable file under zdtm/ as a test.
 set -euo pipefail
