@@ -261,16 +261,18 @@ def run_lab(suites, kernel="stock", timeout=900, boot_timeout=180, echo=False, k
     return boot, stopped, wall
 
 
-def lab_to_json(who, suites, kernel, name=None, overlay=None, timeout=None, megs=None):
-    """Boot the lab in a run.py of its own for @suites; its parsed results
-    (run.py --json), with "folder": build/lab-results/<name or who>, where
-    the serial log is kept.  @who names the caller in what it prints."""
-    out = os.path.join(BUILD, "lab-results", name or who)
+def boot_json(suites, kernel, name, overlay=None, timeout=None, megs=None, cmdline=None, env=None):
+    """Boot the lab in a run.py of its own for @suites, its serial log and
+    results kept in build/lab-results/<name>: (its parsed results (run.py
+    --json) with "folder" added, or None; the tail of what run.py printed;
+    why it gave no results, or None).  Any number may run at once: each
+    boot has its own folder.  The one way Python boots the lab: the
+    reports (lab_to_json) and the test session (lab/boots.py)."""
+    out = os.path.join(BUILD, "lab-results", name)
     os.makedirs(out, exist_ok=True)
     js = os.path.join(out, "results.json")
     if os.path.exists(js):
         os.unlink(js)   # never read an older run's results
-    print(f"{who}: booting the lab for {suites} (serial log in {out})", flush=True)
     cmd = [sys.executable, os.path.abspath(__file__), "--suites", suites, "--kernel", kernel,
            "--json", js, "--keep", out]
     for folder in overlay_list(overlay):
@@ -279,13 +281,28 @@ def lab_to_json(who, suites, kernel, name=None, overlay=None, timeout=None, megs
         cmd += ["--timeout", str(timeout)]
     if megs:
         cmd += ["--megs", str(megs)]
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    if cmdline:
+        cmd += ["--cmdline", cmdline]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=TOP)
+    printed = p.stdout[-4000:]
     if not os.path.exists(js):
-        sys.stderr.write(p.stdout[-3000:] + p.stderr[-3000:])
-        raise SystemExit(f"{who}: the lab run for {suites} produced no results")
+        return None, printed, (p.stderr.strip()[-2000:] or "no results")
     with open(js) as f:
         doc = json.load(f)
     doc["folder"] = out
+    return doc, printed, None
+
+
+def lab_to_json(who, suites, kernel, name=None, overlay=None, timeout=None, megs=None):
+    """boot_json() for a report: @who names the caller in what it prints;
+    a boot that gave no results ends the report."""
+    name = name or who
+    print(f"{who}: booting the lab for {suites} (serial log in {os.path.join(BUILD, 'lab-results', name)})",
+          flush=True)
+    doc, printed, error = boot_json(suites, kernel, name, overlay, timeout, megs)
+    if doc is None:
+        sys.stderr.write(printed[-3000:] + error[-3000:])
+        raise SystemExit(f"{who}: the lab run for {suites} produced no results")
     return doc
 
 

@@ -1,12 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Shared pytest fixtures: the lab runs once per session per (suites, kernel)."""
+"""Shared pytest fixtures: the lab boots a module declares (lab/boots.py), once a session."""
 
-import concurrent.futures
-import json
 import os
-import subprocess
 import sys
-import threading
 
 import pytest
 
@@ -15,126 +11,72 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 for _folder in ("lab", "lab/build", "lab/overlays", "lab/reports"):
     sys.path.insert(0, os.path.join(TOP, _folder))
 
+import boots  # noqa: E402
 import images  # noqa: E402
 
-_runs = {}
 # The environment of the session as it started: boots and overlay builds
 # run in threads while tests monkeypatch os.environ (BUILD, CRIU_CET_CACHE)
 LAB_ENV = dict(os.environ)
+SESSION = boots.Session(LAB_ENV)
+Boot = boots.Boot
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "lab: needs the emulated CET lab (Bochs)")
 
 
-def _boot(key):
-    """One lab boot (run.py) for @key: (its parsed report or None, what
-    run.py printed, why it did not start or None).  Thread-safe: every
-    boot has its own folder."""
-    suites, kernel, overlay, tag, cmdline = key
-    name = f"{suites.replace(',', '+')}-{kernel}{'-' + tag if tag else ''}"
-    out = os.path.join(TOP, "build", "lab-results", name)
-    os.makedirs(out, exist_ok=True)
-    js = os.path.join(out, "results.json")
-    if os.path.exists(js):
-        os.unlink(js)   # never read an older run's results
-    cmd = [sys.executable, os.path.join(TOP, "lab", "run.py"), "--suites", suites,
-           "--kernel", kernel, "--json", js, "--keep", out]
-    if overlay:
-        cmd += ["--overlay", overlay]
-    if cmdline:
-        cmd += ["--cmdline", cmdline]
-    if suites in _timeouts:
-        cmd += ["--timeout", str(_timeouts[suites])]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=LAB_ENV, cwd=TOP)
-    if not os.path.exists(js):
-        return None, p.stdout[-4000:], p.stderr.strip()[-2000:]
-    with open(js) as f:
-        run = json.load(f)
-    run["folder"] = out
-    return run, p.stdout[-4000:], None
+def lab_run(boot):
+    """The parsed report of @boot (a Boot), booted once a session (or
+    started ahead by the session); its folder (serial.log, ...) is in the
+    result as "folder"."""
+    run, printed, error = SESSION.result(boot)
+    sys.stderr.write(printed)
+    if run is None:
+        pytest.fail(f"lab run failed to start: {error}")
+    return run
 
 
-def lab_run(suites, kernel="stock", overlay=None, tag="", cmdline=""):
-    """Boot the lab once for these suites (cmdline: more kernel command
-    line); cache the parsed report.  The run's folder (serial.log, ...) is
-    in the result as "folder".  A boot the session prefetched is waited for."""
-    key = (suites, kernel, overlay, tag, cmdline)
-    if key not in _runs:
-        pending = None
-        if not tag and not cmdline:
-            script = [s for s, (folder, _) in _overlays.items() if folder == overlay]
-            if not overlay or script:
-                pending = _prefetched.pop((suites, kernel, script[0] if overlay else None), None)
-        run, printed, error = pending.result() if pending else _boot(key)
-        sys.stderr.write(printed)
-        if run is None:
-            pytest.fail(f"lab run failed to start: {error}")
-        _runs[key] = run
-    return _runs[key]
+def lab_results(boot):
+    return LabResults(lab_run(boot))
 
 
-# Lab boots run in Bochs, one core each, and most do not depend on each
-# other: the session starts them up front, as many at once as the host has
-# cores, in the order the tests will want them (guest time does not depend
-# on host load: clock sync=none).  A test module names its independent boots
-# in LAB_RUNS as (suites, kernel, overlay script or None); the boots that
-# need another boot's output (its images) stay in the test, in line.
-_prefetched = {}
-_overlay_lock = threading.Lock()
-# Boots that run longer than run.py's watchdog (15 minutes of wall time):
-# a module names them in LAB_TIMEOUTS {suites: seconds}
-_timeouts = {}
-_pool = None
-
-# the session fixtures below: their boots, for the modules that use them
-FIXTURE_RUNS = {
-    "lab_basics": [("basics,criu-baseline", "stock", None)],
-    "lab_kselftest_patched": [("kselftest", "patched", None)],
-    "lab_kselftest_stock": [("kselftest", "stock", None)],
-    "exported": [("cet-images-export", "stock", None)],
-}
+def lab_fixture(boots, scope="module"):
+    """A fixture over the boots a module declares (LAB_BOOTS), one param
+    each, named by its key: the module's tests run once per boot."""
+    @pytest.fixture(scope=scope, params=list(boots), ids=list(boots))
+    def lab(request):
+        return lab_results(boots[request.param])
+    return lab
 
 
-def _prefetch(suites, kernel, script):
-    overlay = None
-    if script:
-        overlay, error = build_overlay(script)
-        if error:
-            return None, "", error
-    return _boot((suites, kernel, overlay, "", ""))
-
-
-def _planned_runs(items):
-    """The LAB_RUNS of the selected lab tests' modules and fixtures, in
-    the order the tests come."""
-    plan, seen = [], set()
-    for item in items:
-        if not item.get_closest_marker("lab"):
-            continue
-        wanted = list(getattr(item.module, "LAB_RUNS", []))
-        for fixture in item.fixturenames:
-            wanted += FIXTURE_RUNS.get(fixture, [])
-        for run in wanted:
-            if run not in seen:
-                seen.add(run)
-                plan.append(run)
-    return plan
-
-
-# Host jobs that mostly wait (CRIU's ZDTM on the host: 15 minutes, most of
-# them zdtm.py timeouts) start with the session too, beside the boots: a
-# module names them in EARLY_JOBS {name: function}; its fixture takes the
-# result with early_result(name, function).  The functions only run
-# commands and parse them (no pytest calls: they run in a thread).
-_early = {}
-_side_pool = None
+def build_overlay(script):
+    """(folder, None) of lab/overlays/<script>, or (None, why)."""
+    return SESSION.overlay(script)
 
 
 def early_result(name, job):
-    """What job() returns: the run the session started ahead, or one now."""
-    pending = _early.pop(name, None)
-    return pending.result() if pending else job()
+    return SESSION.early_result(name, job)
+
+
+# the session fixtures below: their boots, for the modules that use them
+FIXTURE_BOOTS = {
+    "lab_basics": Boot("basics,criu-baseline"),
+    "lab_kselftest_patched": Boot("kselftest", "patched"),
+    "lab_kselftest_stock": Boot("kselftest", "stock"),
+    "exported": Boot("cet-images-export"),
+}
+
+
+def _wanted_boots(items):
+    """The boots the selected lab tests' modules and fixtures declare, in
+    the order the tests come."""
+    wanted = []
+    for item in items:
+        if not item.get_closest_marker("lab"):
+            continue
+        wanted += boots.declared(item.module)
+        wanted += [FIXTURE_BOOTS[f] for f in item.fixturenames if f in FIXTURE_BOOTS]
+    return wanted
 
 
 def _early_jobs(items):
@@ -145,33 +87,20 @@ def _early_jobs(items):
 
 
 def pytest_collection_finish(session):
-    global _pool, _side_pool
     if session.config.option.collectonly:
         return
-    for item in session.items:
-        _timeouts.update(getattr(item.module, "LAB_TIMEOUTS", {}))
-    jobs = _early_jobs(session.items)
-    if jobs:
-        _side_pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(jobs))
-        for name, job in jobs.items():
-            _early[name] = _side_pool.submit(job)
-    plan = _planned_runs(session.items)
-    if plan:
-        _pool = concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1)
-        for suites, kernel, script in plan:
-            _prefetched[(suites, kernel, script)] = _pool.submit(_prefetch, suites, kernel, script)
+    SESSION.start_early(_early_jobs(session.items))
+    SESSION.start(boots.plan(_wanted_boots(session.items)))
 
 
 def pytest_terminal_summary(terminalreporter):
-    # a boot no test asked for: its LAB_RUNS entry and its fixture disagree
-    for suites, kernel, script in _prefetched:
-        terminalreporter.write_line(f"lab: prefetched {suites} ({kernel}) was not used")
+    # a boot no test asked for: its declaration and its fixture disagree
+    for boot in SESSION.unused():
+        terminalreporter.write_line(f"lab: prefetched {boot.suites} ({boot.kernel}) was not used")
 
 
 def pytest_sessionfinish(session):
-    for pool in (_pool, _side_pool):
-        if pool:
-            pool.shutdown(wait=False, cancel_futures=True)
+    SESSION.shutdown()
 
 
 def zdtm_cet_list(name):
@@ -194,28 +123,6 @@ def zdtm_cet_runner_tests():
             if line.startswith("export LAB_ZDTM_CET_ONLY="):
                 return tuple(line.split("=", 1)[1].strip().split(","))
     raise AssertionError("lab/suites/zdtm-cet-runner.sh sets no LAB_ZDTM_CET_ONLY")
-
-
-_overlays = {}
-
-
-def build_overlay(script):
-    """Run lab/overlays/<script>, which prints the folder of a guest overlay last:
-    (folder, None), or (None, the tail of its error output).  Once a
-    session: the boots on either kernel use the same folder."""
-    with _overlay_lock:     # a prefetch thread may be building it
-        if script not in _overlays:
-            _overlays[script] = _build_overlay(script)
-    return _overlays[script]
-
-
-def _build_overlay(script):
-    name, *args = script.split()     # "zdtm.sh sample": a script and its arguments
-    p = subprocess.run(["bash", os.path.join(TOP, "lab", "overlays", name)] + args, capture_output=True, text=True,
-                       env=LAB_ENV, cwd=TOP)
-    if p.returncode or not p.stdout.strip():
-        return None, f"lab/overlays/{script}: {p.stderr.strip()[-1000:]}"
-    return p.stdout.strip().splitlines()[-1], None
 
 
 class LabResults:
@@ -264,24 +171,24 @@ def assert_shadow_stack_verdict(p):
 
 @pytest.fixture(scope="session")
 def lab_basics():
-    return LabResults(lab_run("basics,criu-baseline"))
+    return lab_results(FIXTURE_BOOTS["lab_basics"])
 
 
 @pytest.fixture(scope="session")
 def lab_kselftest_patched():
-    return LabResults(lab_run("kselftest", "patched"))
+    return lab_results(FIXTURE_BOOTS["lab_kselftest_patched"])
 
 
 @pytest.fixture(scope="session")
 def lab_kselftest_stock():
-    return LabResults(lab_run("kselftest", "stock"))
+    return lab_results(FIXTURE_BOOTS["lab_kselftest_stock"])
 
 
 @pytest.fixture(scope="session")
 def exported(tmp_path_factory):
     """A CET-protected service dumped in the lab (suite cet-images-export),
     its images unpacked here: read, and copied before any damage."""
-    run = lab_run("cet-images-export")
+    run = lab_run(FIXTURE_BOOTS["exported"])
     LabResults(run).expect_pass("images.export")
     return images.extract_exported(run["folder"], str(tmp_path_factory.mktemp("images")))
 

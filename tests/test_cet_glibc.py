@@ -15,7 +15,7 @@ and off, is test_valkey.py's)."""
 
 import pytest
 
-from conftest import LabResults, build_overlay, lab_run, zdtm_cet_list
+from conftest import Boot, build_overlay, lab_results, zdtm_cet_list
 
 pytestmark = pytest.mark.lab
 
@@ -24,8 +24,7 @@ GLIBC_TESTS = [name for name, _ in zdtm_cet_list("glibc/glibc.list")]
 STATIC_TESTS = [name for name, _ in zdtm_cet_list("lab.list")]
 RPC_TESTS = ["plain", "locked", "churn"]
 STOCK_ON_SHSTK = ["plain", "recursion", "threads", "locked", "fibers"]
-# the boots the session may start ahead (conftest)
-LAB_RUNS = [("zdtm-cet-glibc,criu-on-shstk", k, "cet-glibc.sh") for k in ("stock", "patched")]
+LAB_BOOTS = {k: Boot("zdtm-cet-glibc,criu-on-shstk", k, "cet-glibc.sh") for k in ("stock", "patched")}
 
 
 def overlay():
@@ -36,9 +35,10 @@ def overlay():
     return folder
 
 
-@pytest.fixture(scope="module", params=["stock", "patched"])
+@pytest.fixture(scope="module", params=list(LAB_BOOTS))
 def lab(request):
-    return LabResults(lab_run("zdtm-cet-glibc,criu-on-shstk", kernel=request.param, overlay=overlay()))
+    overlay()
+    return lab_results(LAB_BOOTS[request.param])
 
 
 @pytest.mark.parametrize("test", GLIBC_TESTS)

@@ -6,18 +6,19 @@ tests/test_zdtm_cet.py.)"""
 
 import pytest
 
-from conftest import LabResults, lab_run, zdtm_cet_runner_tests
+from conftest import Boot, lab_results, zdtm_cet_runner_tests
 
 pytestmark = pytest.mark.lab
 
-SUITES = "demo-service,criu-cet-smoke,criu-cet-faults,criu-limits"
-PATCHED_SUITES = "criu-cet-smoke,zdtm-cet-runner,criu-cet-faults,criu-limits"
-LAB_RUNS = [(SUITES, "stock", None), (PATCHED_SUITES, "patched", None)]
+LAB_BOOTS = {
+    "stock": Boot("demo-service,criu-cet-smoke,criu-cet-faults,criu-limits"),
+    "patched": Boot("criu-cet-smoke,zdtm-cet-runner,criu-cet-faults,criu-limits", "patched"),
+}
 
 
 @pytest.fixture(scope="module")
 def lab():
-    return LabResults(lab_run(SUITES))
+    return lab_results(LAB_BOOTS["stock"])
 
 
 def test_demo_resumes_where_it_was(lab):
@@ -80,7 +81,7 @@ ZDTM_TESTS = zdtm_cet_runner_tests()
 
 @pytest.fixture(scope="module")
 def patched():
-    return LabResults(lab_run(PATCHED_SUITES, kernel="patched"))
+    return lab_results(LAB_BOOTS["patched"])
 
 
 def test_stock_kernel_uses_stock_interfaces(lab):

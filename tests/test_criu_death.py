@@ -8,23 +8,23 @@ stock kernel: wherever it keeps the task alive, criu-cet must too."""
 
 import pytest
 
-from conftest import LabResults, lab_run
+from conftest import Boot, lab_results
 
 pytestmark = pytest.mark.lab
 
 CASES = ["fault1", "fault5", "daemon", "pages", "mm"]
 TESTS = ["recursion", "threads", "wrss", "wrss_off", "locked", "mixed_threads"]
-LAB_RUNS = [("criu-death,criu-death-stock", "stock", None), ("criu-death", "patched", None)]
+LAB_BOOTS = {"stock": Boot("criu-death,criu-death-stock"), "patched": Boot("criu-death", "patched")}
 
 
 @pytest.fixture(scope="module")
 def stock_kernel():
-    return LabResults(lab_run("criu-death,criu-death-stock"))
+    return lab_results(LAB_BOOTS["stock"])
 
 
 @pytest.fixture(scope="module")
 def patched_kernel():
-    return LabResults(lab_run("criu-death", kernel="patched"))
+    return lab_results(LAB_BOOTS["patched"])
 
 
 @pytest.mark.parametrize("case", CASES)

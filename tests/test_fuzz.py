@@ -10,7 +10,7 @@ import os
 import pytest
 
 import fuzz
-from conftest import LabResults, lab_run
+from conftest import Boot, LabResults, lab_run
 
 SAMPLE = int(os.environ.get("FUZZ_SAMPLE", "96"))
 SEED = 12
@@ -76,7 +76,7 @@ def test_damaged_images_sample(exported, tmp_path_factory):
     expects = {v.ident: fuzz.expected_state(exported, v) for v in variants}
     overlay = str(tmp_path_factory.mktemp("fuzz-overlay"))
     fuzz.write_overlay(exported, variants, overlay)
-    run = lab_run("cet-fuzz", overlay=overlay)
+    run = lab_run(Boot("cet-fuzz", overlay=overlay, prefetch=False))
     LabResults(run).expect_pass("fuzz.ran")
     verdicts = fuzz.tally(run["info"], variants, expects)
     out = io.StringIO()

@@ -17,14 +17,14 @@ import os
 import pytest
 
 import images
-from conftest import LabResults, build_overlay, lab_run
+from conftest import Boot, LabResults, build_overlay, lab_run
 from protocol import parse_fields
 
 pytestmark = pytest.mark.lab
 
 KERNELS = ("stock", "patched")
 CRIUS = ("criu-cet", "criu-4.2.1", "stock")
-LAB_RUNS = [("image-directions", k, "upstream.sh") for k in KERNELS]
+LAB_BOOTS = {k: Boot("image-directions", k, "upstream.sh") for k in KERNELS}
 
 
 @pytest.fixture(scope="module", params=KERNELS)
@@ -32,7 +32,7 @@ def table(request):
     overlay, error = build_overlay("upstream.sh")
     if error:
         pytest.skip(f"no CRIU 4.2.1 for the guest: {error}")
-    run = lab_run("image-directions", request.param, overlay=overlay)
+    run = lab_run(LAB_BOOTS[request.param])
     return request.param, LabResults(run), run
 
 

@@ -17,7 +17,7 @@ import pytest
 
 import images
 import zdtm_plan  # conftest puts lab/reports on the path
-from conftest import LabResults, build_overlay, lab_run
+from conftest import Boot, LabResults, build_overlay, lab_run
 
 pytestmark = pytest.mark.lab
 
@@ -27,11 +27,12 @@ FLOWS = zdtm_plan.MIGRATE_FLOWS
 TESTS = zdtm_plan.MIGRATE_TESTS
 STOCK_RUN, STOCK_TESTS = zdtm_plan.MIGRATE_STOCK
 CROSS_TESTS = ("plain", "churn", "threads", "fibers", "fiber_thread", "locked")
-MIGRATE = ("zdtm-upstream-migrate", "zdtm.sh migrate")
-# 38 C/Rs, most through pre-dumps and lazy pages: 4 minutes alone, twice
-# that on a busy host, and the suite kills a zdtm.py that hangs after 8
-LAB_TIMEOUTS = {MIGRATE[0]: 1800}
-LAB_RUNS = [(MIGRATE[0], k, MIGRATE[1]) for k in KERNELS] + [("cet-migrate-export", k, None) for k in KERNELS]
+MIGRATE_OVERLAY = "zdtm.sh migrate"
+# the migration boot: 38 C/Rs, most through pre-dumps and lazy pages: 4
+# minutes alone, twice that on a busy host, and the suite kills a zdtm.py
+# that hangs after 8
+LAB_BOOTS = {f"migrate-{k}": Boot("zdtm-upstream-migrate", k, MIGRATE_OVERLAY, timeout=1800) for k in KERNELS}
+LAB_BOOTS.update({f"export-{k}": Boot("cet-migrate-export", k) for k in KERNELS})
 
 
 def verdicts(lab):
@@ -45,10 +46,10 @@ def verdicts(lab):
 def migrate():
     out = {}
     for k in KERNELS:
-        folder, error = build_overlay(MIGRATE[1])
+        error = build_overlay(MIGRATE_OVERLAY)[1]
         if error:
             pytest.fail(f"the migration overlay cannot be built: {error}")
-        lab = LabResults(lab_run(MIGRATE[0], k, overlay=folder))
+        lab = LabResults(lab_run(LAB_BOOTS[f"migrate-{k}"]))
         lab.expect_pass("zdtm.shstk-probe")     # the run finished, on shadow stacks
         out[k] = verdicts(lab)
     return out
@@ -88,7 +89,7 @@ def exports(tmp_path_factory):
     dest.mkdir(parents=True)
     runs = {}
     for k in KERNELS:
-        run = lab_run("cet-migrate-export", k)
+        run = lab_run(LAB_BOOTS[f"export-{k}"])
         runs[k] = LabResults(run)
         with open(os.path.join(run["folder"], "serial.log"), errors="replace") as f:
             raw = images.read_blob(f.read(), f"zdtm-from-{k}")
@@ -99,7 +100,8 @@ def exports(tmp_path_factory):
 @pytest.fixture(scope="session")
 def imports(exports):
     overlay, _ = exports
-    return {k: LabResults(lab_run("cet-migrate-import", k, overlay=overlay, tag="import")) for k in KERNELS}
+    return {k: LabResults(lab_run(Boot("cet-migrate-import", k, overlay, tag="import", prefetch=False)))
+            for k in KERNELS}
 
 
 @pytest.mark.parametrize("kernel", KERNELS)

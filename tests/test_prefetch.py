@@ -1,15 +1,17 @@
 # SPDX-License-Identifier: GPL-2.0
-"""conftest's boots and host jobs started ahead: which boots a selection
-plans and in what order, and how a test gets a result started early.  No lab."""
+"""The session's boots and host jobs started ahead (lab/boots.py): which
+boots a selection plans and in what order, one boot a session however
+many tests ask, and how a test gets a result started early.  No lab."""
 
-import concurrent.futures
 import types
 
+import boots
 import conftest
+from boots import Boot
 
 
 class Item:
-    """What _planned_runs reads of a pytest item."""
+    """What the planner reads of a pytest item."""
 
     def __init__(self, module, fixtures=(), lab=True):
         self.module = module
@@ -20,32 +22,60 @@ class Item:
         return name == "lab" and self.lab or None
 
 
-A = types.SimpleNamespace(LAB_RUNS=[("a", "stock", None), ("a", "patched", "x-overlay.sh")])
-B = types.SimpleNamespace(LAB_RUNS=[("b", "stock", None), ("a", "stock", None)])
-HOST = types.SimpleNamespace(LAB_RUNS=[("never", "stock", None)])
+A = types.SimpleNamespace(LAB_BOOTS={"s": Boot("a"), "p": Boot("a", "patched", "x.sh")})
+B = types.SimpleNamespace(LAB_BOOTS=[Boot("b"), Boot("a"), Boot("c", overlay="/tmp/x", prefetch=False)])
+HOST = types.SimpleNamespace(LAB_BOOTS={"s": Boot("never")})
+
+
+def planned(items):
+    return boots.plan(conftest._wanted_boots(items))
 
 
 def test_plan_follows_the_tests_once_each():
     items = [Item(A), Item(A), Item(B, ["lab_kselftest_patched"]), Item(HOST, lab=False)]
-    assert conftest._planned_runs(items) == [
-        ("a", "stock", None), ("a", "patched", "x-overlay.sh"),
-        ("b", "stock", None), ("kselftest", "patched", None)]
+    assert planned(items) == [Boot("a"), Boot("a", "patched", "x.sh"), Boot("b"),
+                              Boot("kselftest", "patched")]
 
 
 def test_no_lab_test_no_boot():
-    assert conftest._planned_runs([Item(HOST, lab=False)]) == []
+    assert planned([Item(HOST, lab=False)]) == []
 
 
-def test_early_result_takes_the_started_run_once(monkeypatch):
+def test_a_boot_is_named_by_suites_kernel_and_tag():
+    assert Boot("basics,criu-baseline").name == "basics+criu-baseline-stock"
+    assert Boot("cet-migrate-import", "patched", tag="import").name == "cet-migrate-import-patched-import"
+
+
+def test_one_boot_a_session_started_ahead_or_not(monkeypatch):
+    calls = []
+    monkeypatch.setattr(boots, "boot_json", lambda suites, kernel, name, **kw: calls.append(name) or
+                        ({"results": [], "name": name}, "", None))
+    session = boots.Session({})
+    session.start([Boot("a")])
+    assert session.result(Boot("a"))[0]["name"] == "a-stock"
+    assert session.result(Boot("a"))[0]["name"] == "a-stock"
+    session.result(Boot("b", prefetch=False))
+    assert sorted(calls) == ["a-stock", "b-stock"] and session.unused() == []
+    session.shutdown()
+
+
+def test_an_overlay_that_cannot_be_built_is_the_boots_error(monkeypatch):
+    monkeypatch.setattr(boots, "boot_json", lambda *a, **kw: (_ for _ in ()).throw(AssertionError("booted")))
+    session = boots.Session({})
+    session._overlays["broken.sh"] = (None, "lab/overlays/broken.sh: no CET glibc")
+    assert session.result(Boot("a", overlay="broken.sh")) == (None, "", "lab/overlays/broken.sh: no CET glibc")
+
+
+def test_early_result_takes_the_started_run_once():
     calls = []
 
     def job():
         calls.append(1)
         return len(calls)
 
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        monkeypatch.setitem(conftest._early, "job", pool.submit(job))
-        assert conftest.early_result("job", job) == 1
+    session = boots.Session({})
+    session.start_early({"job": job})
+    assert session.early_result("job", job) == 1
     # not started ahead (or taken already): run now
-    assert conftest.early_result("job", job) == 2
-    assert "job" not in conftest._early
+    assert session.early_result("job", job) == 2
+    session.shutdown()

@@ -13,19 +13,19 @@ import subprocess
 
 import pytest
 
-from conftest import TOP, LabResults, criu_rpc, host_has_user_shstk, lab_run
+from conftest import TOP, Boot, criu_rpc, host_has_user_shstk, lab_results
 
 BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
 CRIU_CET = os.path.join(BUILD, "criu-cet", "criu")
 KERNELS = ("stock", "patched")
 TESTS = ("plain", "churn", "threads", "fibers", "fiber_thread", "locked", "wrss", "sighandler")
 NO_SHSTK_HOST = "this host has no user shadow stacks"
-LAB_RUNS = [("cet-rpc", k, None) for k in KERNELS]
+LAB_BOOTS = {k: Boot("cet-rpc", k) for k in KERNELS}
 
 
 @pytest.fixture(scope="session")
 def rpc_lab():
-    return {k: LabResults(lab_run("cet-rpc", k)) for k in KERNELS}
+    return {k: lab_results(LAB_BOOTS[k]) for k in KERNELS}
 
 
 @pytest.mark.lab
@@ -130,7 +130,7 @@ def no_shstk_lab(exported, tmp_path_factory):
     dest = overlay / "lab" / "images" / "demo"
     dest.parent.mkdir(parents=True)
     subprocess.run(["cp", "-a", exported, str(dest)], check=True)
-    return LabResults(lab_run("cet-no-shstk", overlay=str(overlay), cmdline="clearcpuid=user_shstk"))
+    return lab_results(Boot("cet-no-shstk", overlay=str(overlay), cmdline="clearcpuid=user_shstk", prefetch=False))
 
 
 @pytest.mark.lab

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from conftest import LabResults, build_overlay, lab_run
+from conftest import Boot, lab_fixture
 
 pytestmark = pytest.mark.lab
 
@@ -18,19 +18,8 @@ PROFILES = ["new", "old"]
 # what map_shadow_stack answers in the container, before and after restore:
 # runc answers ENOSYS for a syscall newer than any the profile names
 MSS = {"new": "mss=ok", "old": "mss=ENOSYS"}
-LAB_RUNS = [("runc", k, "runc.sh") for k in ("stock", "patched")]
-
-
-def overlay():
-    folder, error = build_overlay("runc.sh")
-    if error:
-        pytest.fail(error)
-    return folder
-
-
-@pytest.fixture(scope="module", params=["stock", "patched"])
-def lab(request):
-    return LabResults(lab_run("runc", kernel=request.param, overlay=overlay()))
+LAB_BOOTS = {k: Boot("runc", k, "runc.sh") for k in ("stock", "patched")}
+lab = lab_fixture(LAB_BOOTS)
 
 
 def fields(detail):

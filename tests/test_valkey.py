@@ -9,13 +9,14 @@ kernel's boot.  One boot per kernel, with the overlay lab/overlays/valkey.sh."""
 
 import pytest
 
-from conftest import LabResults, build_overlay, lab_run
+from conftest import Boot, build_overlay, lab_results
 
 pytestmark = pytest.mark.lab
 
 CYCLES = 5
-SUITES = {"stock": "cet-glibc,valkey,demo", "patched": "cet-glibc,valkey"}
-LAB_RUNS = [(suites, k, "valkey.sh") for k, suites in SUITES.items()]
+# make demo's suite runs in the stock kernel's boot
+LAB_BOOTS = {"stock": Boot("cet-glibc,valkey,demo", "stock", "valkey.sh"),
+             "patched": Boot("cet-glibc,valkey", "patched", "valkey.sh")}
 
 
 def overlay():
@@ -26,9 +27,10 @@ def overlay():
     return folder
 
 
-@pytest.fixture(scope="module", params=["stock", "patched"])
+@pytest.fixture(scope="module", params=list(LAB_BOOTS))
 def lab(request):
-    return LabResults(lab_run(SUITES[request.param], kernel=request.param, overlay=overlay()))
+    overlay()
+    return lab_results(LAB_BOOTS[request.param])
 
 
 def test_glibc_turns_shadow_stacks_on_and_locks_them(lab):

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from conftest import TOP, LabResults, lab_run, zdtm_cet_list, zdtm_cet_runner_tests
+from conftest import TOP, Boot, lab_results, zdtm_cet_list, zdtm_cet_runner_tests
 
 pytestmark = pytest.mark.lab
 
@@ -18,14 +18,13 @@ pytestmark = pytest.mark.lab
 TESTS = [(name, "plain" in opts) for name, opts in zdtm_cet_list("lab.list")]
 NAMES = [name for name, _ in TESTS]
 SHSTK = [name for name, plain in TESTS if not plain]
-SUITES = "zdtm-cet-nocr,zdtm-cet-runner"
 RUNNER = zdtm_cet_runner_tests()
-LAB_RUNS = [(SUITES, "stock", None)]
+LAB_BOOTS = {"stock": Boot("zdtm-cet-nocr,zdtm-cet-runner")}
 
 
 @pytest.fixture(scope="session")
 def zdtm_lab():
-    return LabResults(lab_run(SUITES))
+    return lab_results(LAB_BOOTS["stock"])
 
 
 def test_every_scenario_is_listed():

@@ -19,7 +19,7 @@ import os
 
 import pytest
 
-from conftest import TOP, LabResults, build_overlay, lab_run
+from conftest import TOP, Boot, build_overlay, lab_results
 
 import zdtm_plan  # conftest puts lab/reports on the path
 
@@ -38,13 +38,12 @@ NO_SHSTK = {"zdtm/cet/plain", "zdtm/cet/orphan"}
 KERNELS = ("stock", "patched")
 # a boot a CRIU (each runs the sample once, about ten minutes): criu-cet on
 # both kernels, stock 4.1.1 beside it on the stock kernel
-BOOTS = {("criu-cet", "stock"): "zdtm-upstream-cet", ("stock", "stock"): "zdtm-upstream-stock",
-         ("criu-cet", "patched"): "zdtm-upstream-cet"}
-OVERLAY = "zdtm.sh sample"     # the sample's tests alone: a smaller, faster overlay
-LAB_RUNS = [(suite, kernel, OVERLAY) for (_, kernel), suite in BOOTS.items()]
 # 60 tests by zdtm.py take about ten minutes of guest time, more of wall
 # time when the host is busy: longer than run.py's 15-minute watchdog
-LAB_TIMEOUTS = {suite: 3600 for suite in BOOTS.values()}
+OVERLAY = "zdtm.sh sample"     # the sample's tests alone: a smaller, faster overlay
+LAB_BOOTS = {(criu, kernel): Boot(suite, kernel, OVERLAY, timeout=3600) for (criu, kernel), suite in (
+    (("criu-cet", "stock"), "zdtm-upstream-cet"), (("stock", "stock"), "zdtm-upstream-stock"),
+    (("criu-cet", "patched"), "zdtm-upstream-cet"))}
 
 
 def overlay():
@@ -55,7 +54,8 @@ def overlay():
 
 
 def boot(criu, kernel):
-    return LabResults(lab_run(BOOTS[(criu, kernel)], kernel=kernel, overlay=overlay()))
+    overlay()
+    return lab_results(LAB_BOOTS[(criu, kernel)])
 
 
 @pytest.fixture(scope="module", params=KERNELS)
