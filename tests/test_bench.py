@@ -105,14 +105,14 @@ def test_ratios_and_last_line():
     assert r["vs_stock_restore"] == pytest.approx(1 / 1.25)
     assert bench.last_line(r) == \
         "bench: cet-overhead dump 1.02 restore 1.04; vs-stock dump 0.91 restore 0.80; " \
-        "vs-4.2.1 restore n/a; ss-per-byte n/a; rss-overhead n/a MiB"
+        "vs-4.2.1 restore n/a; ss-per-byte n/a (dump n/a restore n/a); rss-overhead n/a MiB"
 
 
 def test_last_line_with_missing_figures():
     r = bench.ratios({})
     assert bench.last_line(r) == \
         "bench: cet-overhead dump n/a restore n/a; vs-stock dump n/a restore n/a; " \
-        "vs-4.2.1 restore n/a; ss-per-byte n/a; rss-overhead n/a MiB"
+        "vs-4.2.1 restore n/a; ss-per-byte n/a (dump n/a restore n/a); rss-overhead n/a MiB"
 
 
 def test_target_state_at_printed_precision():
@@ -221,7 +221,7 @@ def test_byte_cost_ratio_and_rss_overhead():
     summ = bench.summarize(bench.parse_info(sized_info(4.0, 5.0, sparse_rss_extra_kb=2048)))
     assert bench.rss_overhead_mib(summ) == pytest.approx(2.0)
     r = bench.ratios(summ)
-    assert bench.last_line(r).endswith("ss-per-byte 0.80; rss-overhead 2.00 MiB")
+    assert bench.last_line(r).endswith("ss-per-byte 0.80 (dump 0.80 restore 0.80); rss-overhead 2.00 MiB")
 
 
 def test_depth_points_prefer_the_ss_series():

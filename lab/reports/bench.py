@@ -14,12 +14,13 @@ MiB of shadow stack next to a MiB of ordinary memory (time and criu's peak
 RSS), the growth with the used depth and with the number of threads (and
 verdicts on their linearity), and last the line
 
-    bench: cet-overhead dump X restore Y; vs-stock dump A restore B; vs-4.2.1 restore C; ss-per-byte D; rss-overhead E MiB
+    bench: cet-overhead dump X restore Y; vs-stock dump A restore B; vs-4.2.1 restore C; ss-per-byte D (dump Dd restore Dr); rss-overhead E MiB
 
 cet-overhead: shstk / plain with criu-cet.  vs-stock: criu-cet / stock 4.1.1
 on plain.  vs-4.2.1: criu-cet / CRIU 4.2.1 on the shadow-stack scenarios
 (geometric mean).  ss-per-byte: what a MiB of used shadow stack adds to dump
-+ restore time over what a MiB of dirty heap adds.  rss-overhead: the most a
++ restore time over what a MiB of dirty heap adds, then the same for dump
+and for restore on their own.  rss-overhead: the most a
 shadow stack (1, 8, 64 MiB used, or a sparse 384 MiB one) adds to criu's peak
 RSS over the same process with ordinary memory instead.  "restore" is
 restore+run: until `criu restore -d` has returned and the restored task has
@@ -234,6 +235,8 @@ def ratios(summ):
         "vs_stock_restore": ratio(get("plain", OURS, "live_s"), get("plain", STOCK, "live_s")),
         "vs_upstream_restore": geomean(upstream_ratios(summ).values()),
         "ss_per_byte": cost["ratio"],
+        "ss_per_byte_dump": cost["dump_ratio"],
+        "ss_per_byte_restore": cost["restore_ratio"],
         "rss_overhead_mib": rss_overhead_mib(summ),
     }
 
@@ -274,6 +277,8 @@ def byte_costs(summ):
     known = None not in c.values()
     c["ratio"] = ratio(c["ss_dump"] + c["ss_restore"],
                        c["anon_dump"] + c["anon_restore"]) if known else None
+    c["dump_ratio"] = ratio(c["ss_dump"], c["anon_dump"]) if known else None
+    c["restore_ratio"] = ratio(c["ss_restore"], c["anon_restore"]) if known else None
     return c
 
 
@@ -364,7 +369,8 @@ def last_line(r):
             f"vs-stock dump {fmt_ratio(r['vs_stock_dump'])} "
             f"restore {fmt_ratio(r['vs_stock_restore'])}; "
             f"vs-4.2.1 restore {fmt_ratio(r.get('vs_upstream_restore'))}; "
-            f"ss-per-byte {fmt_ratio(r.get('ss_per_byte'))}; "
+            f"ss-per-byte {fmt_ratio(r.get('ss_per_byte'))} (dump {fmt_ratio(r.get('ss_per_byte_dump'))} "
+            f"restore {fmt_ratio(r.get('ss_per_byte_restore'))}); "
             f"rss-overhead {'n/a' if rss is None else f'{rss:.2f}'} MiB")
 
 
@@ -580,6 +586,7 @@ def report(run, out=sys.stdout):
                               ("vs-stock restore", "vs_stock_restore", TARGET_VS_STOCK),
                               ("vs-4.2.1 restore", "vs_upstream_restore", TARGET_VS_UPSTREAM),
                               ("ss-per-byte", "ss_per_byte", TARGET_SS_PER_BYTE),
+                              ("ss-per-byte restore", "ss_per_byte_restore", TARGET_SS_PER_BYTE),
                               ("rss-overhead MiB", "rss_overhead_mib", TARGET_RSS_MIB)):
         v = r[key]
         p(f"target: {name} {fmt_ratio(v)}{'' if v is None else f' ({v:.3f})'} "
