@@ -13,6 +13,7 @@ for _folder in ("lab", "lab/build", "lab/overlays", "lab/reports"):
 
 import boots  # noqa: E402
 import images  # noqa: E402
+from protocol import parse_fields  # noqa: E402
 
 # The environment of the session as it started: boots and overlay builds
 # run in threads while tests monkeypatch os.environ (BUILD, CRIU_CET_CACHE)
@@ -123,6 +124,12 @@ def zdtm_cet_runner_tests():
             if line.startswith("export LAB_ZDTM_CET_ONLY="):
                 return tuple(line.split("=", 1)[1].strip().split(","))
     raise AssertionError("lab/suites/zdtm-cet-runner.sh sets no LAB_ZDTM_CET_ONLY")
+
+
+def fields(r):
+    """The key=value fields a result's detail ends with (why= takes the rest
+    of the line): what tests assert on, not the prose before them."""
+    return parse_fields(r["detail"], "why")
 
 
 class LabResults:

@@ -10,12 +10,13 @@ import os
 
 import pytest
 
-from conftest import TOP, Boot, lab_results, zdtm_cet_list, zdtm_cet_runner_tests
+from conftest import TOP, Boot, fields, lab_results, zdtm_cet_list, zdtm_cet_runner_tests
 
 pytestmark = pytest.mark.lab
 
 
 TESTS = [(name, "plain" in opts) for name, opts in zdtm_cet_list("lab.list")]
+OPTS = dict(zdtm_cet_list("lab.list"))
 NAMES = [name for name, _ in TESTS]
 SHSTK = [name for name, plain in TESTS if not plain]
 RUNNER = zdtm_cet_runner_tests()
@@ -56,7 +57,8 @@ def test_nocr(zdtm_lab, name):
 def test_criu_cet(zdtm_lab, name):
     """Dumped and restored by criu-cet (cycles: five times), state kept, test passes."""
     r = zdtm_lab.expect_pass(f"zdtm.cet.{name}.criu-cet")
-    assert "state kept" in r["detail"]
+    want = dict(o.split("=") for o in OPTS[name] if "=" in o).get("cycles", "1")
+    assert fields(r)["outcome"] == "kept" and fields(r)["cycles"] == want, r
 
 
 def test_runner_runs_only_what_zdtm_py_cannot(zdtm_lab):

@@ -85,7 +85,7 @@ counter_cycle() {
 	sleep 1
 	c2=$(count_of "$dir/count")
 	if alive "$pid" && [ "$c2" -gt "$c1" ]; then
-		lab_pass "$name" "pid $pid counting on after restore ($c0 at dump, $c1 -> $c2; $(cut -d' ' -f2- "$dir/count"))"
+		lab_pass "$name" "pid $pid counting on after restore ($(cut -d' ' -f2- "$dir/count")) outcome=counting dumped_at=$c0 restored_at=$c1 count=$c2"
 		kill -9 "$pid"
 	else
 		why=$(cp_fault_of "$pid")

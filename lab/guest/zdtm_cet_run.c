@@ -140,17 +140,39 @@ static void clean(char *s, size_t max)
 		strcpy(s + max - 3, "...");
 }
 
-static void report(const char *status, const struct test *t, const char *fmt, ...)
+static void vreport(const char *status, const struct test *t, const char *fields, const char *fmt, va_list ap)
 {
 	char detail[1024];
+
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	/* the fields whole at the end: the prose gives way when the line is long */
+	clean(detail, fields ? DETAIL_MAX - strlen(fields) - 1 : DETAIL_MAX);
+	printf("@@LAB %s zdtm.cet.%s.%s %s%s%s\n", status, t->name, flavour, detail, fields ? " " : "",
+	       fields ? fields : "");
+	fflush(stdout);
+}
+
+static void report(const char *status, const struct test *t, const char *fmt, ...)
+{
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(detail, sizeof(detail), fmt, ap);
+	vreport(status, t, NULL, fmt, ap);
 	va_end(ap);
-	clean(detail, DETAIL_MAX);
-	printf("@@LAB %s zdtm.cet.%s.%s %s\n", status, t->name, flavour, detail);
-	fflush(stdout);
+}
+
+/*
+ * A PASS whose detail ends with key=value fields, which the tests read
+ * (protocol.detail_fields): outcome= always (kept, ran-on, refused,
+ * exported, nocr), then what the run says of itself.
+ */
+static void report_pass(const struct test *t, const char *fields, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("PASS", t, fields, fmt, ap);
+	va_end(ap);
 }
 
 static const char *sig_name(int sig)
@@ -717,7 +739,7 @@ static void restore_refused(const struct test *t, int r, const char *err, pid_t 
 	else if (alive)
 		report("FAIL", t, "restore refused, but pid %d is alive", pid);
 	else
-		report("PASS", t, "restore refused as meant, no task left: %s", text);
+		report_pass(t, "outcome=refused task=none", "restore refused as meant, no task left: %s", text);
 }
 
 /* run criu (or rpc_cet) @argv doing @action: 0, or -1 and the first error of its log */
@@ -975,6 +997,29 @@ static int load_dumped(const struct test *t, const char *work, pid_t *pid, char 
 	return 0;
 }
 
+/* A test that passed: what it went through, as prose and as fields. */
+static void report_outcome(const struct test *t, const char *info, const struct verdict *v, int usr2_sent)
+{
+	const char *via = !rpc ? "cli" : service_sock[0] ? "service" : "swrk";
+	char fields[96];
+
+	if (nocr) {
+		report_pass(t, "outcome=nocr", "no C/R%s: %s", usr2_sent ? " (SIGUSR2 checks)" : "", v->info);
+	} else if (mode == MODE_LEAVE_RUNNING) {
+		snprintf(fields, sizeof(fields), "outcome=ran-on dump=leave-running via=%s", via);
+		report_pass(t, fields, "dumped with --leave-running, ran on with its state: %s", v->info);
+	} else if (mode == MODE_DUMP_FAIL || mode == MODE_CRIU_DEATH) {
+		report_pass(t, mode == MODE_DUMP_FAIL ? "outcome=ran-on dump=failed" : "outcome=ran-on dump=criu-died",
+			    "%s, ran on with its state: %s", info, v->info);
+	} else if (mode == MODE_RESTORE_ONLY) {
+		report_pass(t, "outcome=kept restore=imported", "restored from another boot's images, state kept: %s",
+			    v->info);
+	} else {
+		snprintf(fields, sizeof(fields), "outcome=kept cycles=%d via=%s", t->cycles, via);
+		report_pass(t, fields, "C/R, state kept: %s", v->info);
+	}
+}
+
 static void run_test(const struct test *t)
 {
 	static char before[STATE_MAX], after[STATE_MAX];
@@ -1099,11 +1144,13 @@ cycles:
 			break;
 		}
 		if (mode == MODE_DUMP_ONLY) {
-			if (save_dumped(work, before))
+			if (save_dumped(work, before)) {
 				report("FAIL", t, "dump-only: cannot save the state in %s", work);
-			else
-				report("PASS", t, "dumped for another boot: %d process(es), %d shadow-stack mapping(s)",
-				       npids, count_lines(before, ": ss "));
+				return;
+			}
+			snprintf(info, sizeof(info), "outcome=exported processes=%d ss=%d", npids,
+				 count_lines(before, ": ss "));
+			report_pass(t, info, "dumped for another boot");
 			return;
 		}
 restore:
@@ -1190,18 +1237,7 @@ check_alive:
 	} else if (!v.found) {
 		report("FAIL", t, "no output file; %s", info[0] ? info : "test vanished");
 	} else if (v.pass) {
-		if (nocr)
-			report("PASS", t, "no C/R%s: %s", usr2_sent ? " (SIGUSR2 checks)" : "", v.info);
-		else if (mode == MODE_LEAVE_RUNNING)
-			report("PASS", t, "dumped with --leave-running%s, ran on with its state: %s",
-			       rpc ? " through RPC" : "", v.info);
-		else if (mode == MODE_DUMP_FAIL || mode == MODE_CRIU_DEATH)
-			report("PASS", t, "%s, ran on with its state: %s", info, v.info);
-		else if (mode == MODE_RESTORE_ONLY)
-			report("PASS", t, "restored from another boot's images, state kept: %s", v.info);
-		else
-			report("PASS", t, "%d C/R cycle%s%s, state kept: %s", t->cycles, t->cycles > 1 ? "s" : "",
-			       !rpc ? "" : service_sock[0] ? " through criu service" : " through criu swrk", v.info);
+		report_outcome(t, info, &v, usr2_sent);
 	} else if (v.skip) {
 		report("SKIP", t, "%s", v.skip_why);
 	} else {
