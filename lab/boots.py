@@ -111,6 +111,14 @@ class Session:
         for boot in plan:
             self._started[boot] = pool.submit(self._boot, boot)
 
+    def walls(self):
+        """[(wall seconds, seconds from Bochs' start to init, boot name)] of
+        the boots that gave results, longest first: where a session's time
+        went."""
+        out = [(doc.get("wall", 0), doc.get("boot_wall"), boot.name)
+               for boot, (doc, _, _) in self._results.items() if doc]
+        return sorted(out, key=lambda w: -w[0])
+
     def unused(self):
         """Boots started ahead that no test asked for: a declaration no
         fixture uses."""

@@ -98,6 +98,15 @@ def pytest_terminal_summary(terminalreporter):
     # a boot no test asked for: its declaration and its fixture disagree
     for boot in SESSION.unused():
         terminalreporter.write_line(f"lab: prefetched {boot.suites} ({boot.kernel}) was not used")
+    # where the time went: each boot's wall time (they run as many at once
+    # as the host has cores), and how long Bochs took to reach init
+    walls = SESSION.walls()
+    for wall, to_init, name in walls:
+        init = "n/a" if to_init is None else f"{to_init:.1f} s"
+        terminalreporter.write_line(f"lab: boot {name}: {wall:.0f} s, to init {init}")
+    if walls:
+        terminalreporter.write_line(f"lab: {len(walls)} boots, {sum(w[0] for w in walls):.0f} s of Bochs "
+                                    f"in all on {os.cpu_count()} cores")
 
 
 def pytest_sessionfinish(session):

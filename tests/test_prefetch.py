@@ -56,6 +56,7 @@ def test_one_boot_a_session_started_ahead_or_not(monkeypatch):
     assert session.result(Boot("a"))[0]["name"] == "a-stock"
     session.result(Boot("b", prefetch=False))
     assert sorted(calls) == ["a-stock", "b-stock"] and session.unused() == []
+    assert [w[2] for w in session.walls()] == ["a-stock", "b-stock"]
     session.shutdown()
 
 
