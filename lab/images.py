@@ -108,6 +108,7 @@ def num(v):
 
 VMA_AREA_SHSTK = 1 << 15
 PE_LAZY = 1 << 1       # criu/include/pagemap.h
+PE_PRESENT = 1 << 2
 
 
 def mm_path(folder):
@@ -176,10 +177,12 @@ def _upstream_unknown_feature(folder, core):
     _upstream(folder, core, features=5)
 
 
-def _lazy_shstk_pages(folder, core):
-    """As CRIU 4.2.1 leaves them (in every dump; without their pages with
-    dump --lazy-pages): the shadow stacks' pagemap entries PE_LAZY, restored
-    with --lazy-pages (the options file), which skips such pages."""
+def _mark_shstk_pages_lazy(folder, present):
+    """The shadow stacks' pagemap entries PE_LAZY, as CRIU 4.2.1 leaves
+    them: with PE_PRESENT in any dump of its own, without it (and their
+    pages left out of the image) in a dump --lazy-pages.  Restored with
+    --lazy-pages (the options file): a restore that leaves them to uffd
+    never gets them."""
     stacks = [(num(v["start"]), num(v["end"])) for v in shstk_vmas(folder)]
     path = task_image(folder, "pagemap")
     img = load(path)
@@ -189,12 +192,20 @@ def _lazy_shstk_pages(folder, core):
         end = start + num(pe.get("nr_pages", pe.get("compat_nr_pages", 0))) * PAGE
         flags = num(pe.get("flags", 0))
         if any(s < end and start < e for s, e in stacks) and not flags & PE_LAZY:
-            pe["flags"] = flags | PE_LAZY
+            pe["flags"] = (flags | PE_LAZY) if present else (flags | PE_LAZY) & ~PE_PRESENT
             marked += 1
     assert marked, "no pagemap entry in a shadow stack"
     save(img, path)
     with open(os.path.join(folder, "options"), "w") as f:
         f.write("--lazy-pages\n")
+
+
+def _lazy_shstk_pages_absent(folder, core):
+    _mark_shstk_pages_lazy(folder, present=False)
+
+
+def _lazy_shstk_pages_present(folder, core):
+    _mark_shstk_pages_lazy(folder, present=True)
 
 
 # variant -> (how to damage the images, what criu-cet must say)
@@ -210,7 +221,13 @@ DAMAGE = {
     "own-elsewhere": (_own_elsewhere, "is not a shadow stack of its own in the image"),
     "upstream-ssp-outside": (_upstream_ssp_outside, "is not on a shadow stack in the image"),
     "upstream-unknown-feature": (_upstream_unknown_feature, "unknown CET features"),
-    "lazy-shstk-pages": (_lazy_shstk_pages, "were dumped lazy"),
+    "lazy-shstk-pages-absent": (_lazy_shstk_pages_absent, "were dumped lazy and are not in the image"),
+}
+
+# variant -> how to change the images; each must restore and run like the
+# intact one (named to restore after every refusal, before the intact one)
+RESTORABLE = {
+    "zy-lazy-shstk-pages-present": _lazy_shstk_pages_present,
 }
 
 
@@ -229,4 +246,9 @@ def make_variants(src, root):
         _edit_leader_cet(dest, damage)
         with open(os.path.join(dest, "expect"), "w") as f:
             f.write(expect + "\n")
+    for name, change in RESTORABLE.items():
+        dest = os.path.join(base, name)
+        shutil.copytree(src, dest)
+        _edit_leader_cet(dest, change)
+        open(os.path.join(dest, "expect"), "w").close()
     return sorted(os.listdir(base))

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # Restore the image folders the host put under /lab/images (lab/images.py):
 # a damaged one must be refused with the message in its "expect" file and
-# leave no task behind; the intact one must come back and run.  A folder's
-# "options" file holds restore options it needs (--lazy-pages).
+# leave no task behind; the intact one (and any other whose "expect" is
+# empty) must come back and run.  A folder's "options" file holds restore
+# options it needs: with --lazy-pages, criu-cet's lazy-pages daemon serves
+# the restore, as `criu lazy-pages` does beside any lazy restore.
 mkdir -p /tmp/export	# where the dumped service keeps its status file
 for src in /lab/images/*/; do
 	name=images.$(basename "$src")
@@ -10,22 +12,36 @@ for src in /lab/images/*/; do
 	rm -rf "$dir" && cp -a "$src" "$dir"
 	pid=$(cat "$dir/pid")
 	expect=$(cat "$dir/expect")
-	# shellcheck disable=SC2046 # one option a word
-	/lab/criu-cet/criu restore -D "$dir" -d -o restore.log -v4 $(cat "$dir/options" 2>/dev/null)
+	options=$(cat "$dir/options" 2>/dev/null)
+	lazy=
+	case " $options " in
+	*" --lazy-pages "*)
+		/lab/criu-cet/criu lazy-pages -D "$dir" -o lazy-pages.log -v4 &
+		lazy=$!
+		wait_for test -S "$dir/lazy-pages.socket" ;;
+	esac
+	# shellcheck disable=SC2086 # one option a word
+	/lab/criu-cet/criu restore -D "$dir" -d -o restore.log -v4 $options
 	rc=$?
 	if [ -z "$expect" ]; then
 		sleep 1
 		if [ $rc = 0 ] && alive "$pid" && grep -q "count=" /tmp/export/status 2>/dev/null; then
-			lab_pass "$name" "restored, pid $pid running: $(cat /tmp/export/status)"
+			lab_pass "$name" "restored, pid $pid running: $(cat /tmp/export/status) outcome=restored"
 		else
 			lab_fail "$name" "rc $rc: $(last_error "$dir/restore.log")"
 		fi
 		kill -9 "$pid" 2>/dev/null
-		continue
+		# the next restore wants the pid back
+		wait_for test ! -e "/proc/$pid"
 	fi
+	if [ -n "$lazy" ]; then
+		kill "$lazy" 2>/dev/null
+		wait "$lazy" 2>/dev/null
+	fi
+	[ -z "$expect" ] && continue
 	said=$(grep -a -m1 -F "$expect" "$dir/restore.log" | sed 's/^([ 0-9.]*) *//' | cut -c1-160)
 	if [ $rc != 0 ] && [ -n "$said" ] && ! alive "$pid"; then
-		lab_pass "$name" "refused (exit $rc), no task left: $said"
+		lab_pass "$name" "refused (exit $rc), no task left: $said outcome=refused task=none"
 	else
 		lab_fail "$name" "rc $rc, task $(alive "$pid" && echo left running || echo gone), expected '$expect', got: $(last_error "$dir/restore.log")"
 	fi

@@ -8,11 +8,13 @@
  *  - images of tasks on shadow stacks, on a host without user shadow
  *    stacks (the restore failed late, often first on something unrelated
  *    such as a pid in use);
- *  - with --lazy-pages, shadow-stack pages that the dump left lazy: CRIU
- *    4.2.1 and older mark them so, but UFFDIO_REGISTER refuses
- *    shadow-stack VMAs (since Linux commit 3c58f641e813), so those pages
- *    would never arrive and the task would return through zeroes.
- *    criu-cet never dumps them lazy (vma_entry_can_be_lazy()).
+ *  - with --lazy-pages, shadow-stack pages that a dump --lazy-pages left
+ *    out of the image: CRIU 4.2.1 and older mark them lazy, but
+ *    UFFDIO_REGISTER refuses shadow-stack VMAs (since Linux commit
+ *    3c58f641e813), so those pages would never arrive and the task would
+ *    return through zeroes.  The lazy ones the image holds (any other
+ *    dump of theirs) are read by the restore itself.  criu-cet never
+ *    dumps them lazy (vma_entry_can_be_lazy()).
  *
  * Images that cannot be read are left to CRIU core, which reports them
  * later in its own words.
@@ -97,7 +99,12 @@ refuse:
 	return -1;
 }
 
-/* Lazy pagemap entries that fall in a shadow stack: the page server would have to fill them by uffd. */
+/*
+ * Lazy pagemap entries in a shadow stack whose pages the image does not
+ * hold (a dump --lazy-pages by a CRIU without criu-cet): only uffd could
+ * bring them, and it cannot fill a shadow stack.  Those the image holds
+ * are read by the restore itself (mem.c, patches/criu/0004).
+ */
 static int refuse_lazy_shstk_pages(struct pstree_item *item, const MmEntry *mm)
 {
 	struct page_read pr;
@@ -112,15 +119,16 @@ static int refuse_lazy_shstk_pages(struct pstree_item *item, const MmEntry *mm)
 		return 0;
 	while (!v && pr.advance(&pr) > 0) {
 		start = pr.pe->vaddr;
-		if (pagemap_lazy(pr.pe))
+		if (pagemap_lazy(pr.pe) && !pagemap_present(pr.pe))
 			v = shstk_overlapping(mm, start, start + pagemap_len(pr.pe));
 	}
 	pr.close(&pr);
 	if (!v)
 		return 0;
 	pr_err("%d: the pages at %#" PRIx64 " of shadow stack %#" PRIx64 "-%#" PRIx64 " were dumped lazy "
-	       "(pagemap flag PE_LAZY, by a CRIU without criu-cet), and userfaultfd cannot fill a shadow stack: "
-	       "restore without --lazy-pages from a dump without it, or dump with criu-cet\n",
+	       "and are not in the image (pagemap flag PE_LAZY without PE_PRESENT: dump --lazy-pages by a CRIU "
+	       "without criu-cet), and userfaultfd cannot fill a shadow stack: dump again without --lazy-pages, "
+	       "or with criu-cet\n",
 	       vpid(item), start, v->start, v->end);
 	return -1;
 }
