@@ -221,7 +221,7 @@ DAMAGE = {
     "own-elsewhere": (_own_elsewhere, "is not a shadow stack of its own in the image"),
     "upstream-ssp-outside": (_upstream_ssp_outside, "is not on a shadow stack in the image"),
     "upstream-unknown-feature": (_upstream_unknown_feature, "unknown CET features"),
-    "lazy-shstk-pages-absent": (_lazy_shstk_pages_absent, "were dumped lazy and are not in the image"),
+    "lazy-shstk-pages-absent": (_lazy_shstk_pages_absent, "shadow-stack pages dumped lazy are not in the image"),
 }
 
 # variant -> how to change the images; each must restore and run like the

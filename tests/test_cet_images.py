@@ -50,8 +50,9 @@ def restored(exported, tmp_path_factory):
 
 
 def test_intact_images_restore(restored):
+    """It runs, and returns through every frame it was dumped in."""
     r = restored.expect_pass("images.zz-intact")
-    assert fields(r)["outcome"] == "restored", r
+    assert fields(r)["outcome"] == "restored" and fields(r)["unwound"] == "yes", r
 
 
 @pytest.mark.parametrize("variant", sorted(images.RESTORABLE))
@@ -60,7 +61,7 @@ def test_changed_images_still_restore(restored, variant):
     --lazy-pages and criu-cet's lazy-pages daemon: the restore reads them,
     the daemon leaves them out (patches/criu/0004), the service runs on."""
     r = restored.expect_pass(f"images.{variant}")
-    assert fields(r)["outcome"] == "restored", r
+    assert fields(r)["outcome"] == "restored" and fields(r)["unwound"] == "yes", r
 
 
 @pytest.mark.parametrize("variant", sorted(images.DAMAGE))

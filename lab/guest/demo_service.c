@@ -8,7 +8,10 @@
  * DEPTH frames and serves from there: every 50 ms it bumps a counter and
  * rewrites STATUS_FILE with "count ssp depth features locked".  SIGUSR2
  * asks it to overwrite one of its return addresses, the attack shadow
- * stacks exist to stop: it then reports how it was stopped.
+ * stacks exist to stop: it then reports how it was stopped.  SIGUSR1 asks
+ * it to return through every frame and exit 0, saying "unwound": after a
+ * restore, that the shadow stack came back with its contents (a return
+ * address missing or wrong there stops it with SEGV_CPERR instead).
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -21,7 +24,7 @@
 #define DEPTH 512
 
 static const char *status_path;
-static volatile sig_atomic_t smash_requested;
+static volatile sig_atomic_t smash_requested, unwind_requested;
 static unsigned long count;
 
 /*
@@ -73,6 +76,11 @@ static void on_usr2(int sig)
 	smash_requested = 1;
 }
 
+static void on_usr1(int sig)
+{
+	unwind_requested = 1;
+}
+
 /* the attack: replace our return address, then return through it */
 asm(".text\n"
     ".type attack_return_address, @function\n"
@@ -92,13 +100,13 @@ void attack_succeeded(void)
 	_exit(1);
 }
 
-static __attribute__((noreturn)) void serve(void)
+static void serve(void)
 {
 	struct timespec tick = { 0, 50 * 1000 * 1000 };
 	char text[256], feat[64] = "", locked[64] = "";
 	unsigned long ssp = cet_rdssp(), depth = shadow_depth(ssp);
 
-	for (;;) {
+	while (!unwind_requested) {
 		if (smash_requested)
 			attack_return_address();
 		cet_proc_status_field("/proc/self/status", "x86_Thread_features", feat, sizeof(feat));
@@ -110,13 +118,12 @@ static __attribute__((noreturn)) void serve(void)
 	}
 }
 
-/* gcc cannot see that serve() ends the recursion */
-#pragma GCC diagnostic ignored "-Winfinite-recursion"
 static __attribute__((noinline)) void descend(int n)
 {
 	if (!n)
 		serve();
-	descend(n - 1);
+	else
+		descend(n - 1);
 	asm volatile("" ::: "memory");	/* a real frame each level: no tail call */
 }
 
@@ -133,6 +140,8 @@ int main(int argc, char **argv)
 	cet_arch_prctl(ARCH_SHSTK_LOCK, -1UL);	/* as glibc does */
 	sigaction(SIGSEGV, &sa, NULL);
 	signal(SIGUSR2, on_usr2);
+	signal(SIGUSR1, on_usr1);
 	descend(DEPTH);
+	write_status("unwound: returned through every frame\n");
 	exit(0);
 }

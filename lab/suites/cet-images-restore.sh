@@ -25,10 +25,17 @@ for src in /lab/images/*/; do
 	rc=$?
 	if [ -z "$expect" ]; then
 		sleep 1
-		if [ $rc = 0 ] && alive "$pid" && grep -q "count=" /tmp/export/status 2>/dev/null; then
-			lab_pass "$name" "restored, pid $pid running: $(cat /tmp/export/status) outcome=restored"
-		else
+		if [ $rc != 0 ] || ! alive "$pid" || ! grep -q "count=" /tmp/export/status 2>/dev/null; then
 			lab_fail "$name" "rc $rc: $(last_error "$dir/restore.log")"
+		else
+			# back through all 512 frames: the shadow stack's contents came back
+			running=$(cat /tmp/export/status)
+			kill -USR1 "$pid"
+			if wait_for grep -q "^unwound" /tmp/export/status; then
+				lab_pass "$name" "restored, pid $pid running: $running; then unwound outcome=restored unwound=yes"
+			else
+				lab_fail "$name" "restored, pid $pid running: $running; asked to unwind: $(cat /tmp/export/status)"
+			fi
 		fi
 		kill -9 "$pid" 2>/dev/null
 		# the next restore wants the pid back

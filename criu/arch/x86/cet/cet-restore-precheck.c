@@ -125,10 +125,9 @@ static int refuse_lazy_shstk_pages(struct pstree_item *item, const MmEntry *mm)
 	pr.close(&pr);
 	if (!v)
 		return 0;
-	pr_err("%d: the pages at %#" PRIx64 " of shadow stack %#" PRIx64 "-%#" PRIx64 " were dumped lazy "
-	       "and are not in the image (pagemap flag PE_LAZY without PE_PRESENT: dump --lazy-pages by a CRIU "
-	       "without criu-cet), and userfaultfd cannot fill a shadow stack: dump again without --lazy-pages, "
-	       "or with criu-cet\n",
+	pr_err("%d: shadow-stack pages dumped lazy are not in the image (at %#" PRIx64 ", stack %#" PRIx64
+	       "-%#" PRIx64 "; PE_LAZY without PE_PRESENT: a dump --lazy-pages by a CRIU without criu-cet), and "
+	       "userfaultfd cannot fill a shadow stack: dump again without --lazy-pages, or with criu-cet\n",
 	       vpid(item), start, v->start, v->end);
 	return -1;
 }
