@@ -25,7 +25,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import protocol  # noqa: E402
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LAB = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(LAB)
 BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
 IPS = 100_000_000
 # seconds without a tick of Bochs CPU time before a boot counts as stalled:

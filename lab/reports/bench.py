@@ -36,14 +36,11 @@ import sys
 from collections import namedtuple
 
 # the runner (lab/run.py, protocol.py, images.py) is one folder up
-LAB = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, LAB)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import protocol  # noqa: E402
 from compare import upstream_overlay  # noqa: E402
 from run import lab_to_json  # noqa: E402
 
-TOP = os.path.dirname(LAB)
-BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
 PREFIX = "bench."
 OURS = "criu-cet"
 STOCK = "stock"

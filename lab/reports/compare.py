@@ -22,12 +22,9 @@ import subprocess
 import sys
 
 # the runner (lab/run.py, protocol.py, images.py) is one folder up
-LAB = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, LAB)
-from run import lab_to_json  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from run import LAB, lab_to_json  # noqa: E402
 
-TOP = os.path.dirname(LAB)
-BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
 PREFIX = "zdtm.cet."
 OURS = "criu-cet"
 STOCK = "stock-4.1.1"

@@ -44,14 +44,11 @@ import shutil
 import sys
 
 # the runner (lab/run.py, protocol.py, images.py) is one folder up
-LAB = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, LAB)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import images  # noqa: E402
 import protocol  # noqa: E402
-from run import lab_to_json  # noqa: E402
+from run import BUILD, lab_to_json  # noqa: E402
 
-TOP = os.path.dirname(LAB)
-BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
 U32, U64 = (1 << 32) - 1, (1 << 64) - 1
 GOOD = ("refused", "restored", "described")
 BAD = ("crash", "hang", "stray", "unclear", "differs", "missing", "control")

@@ -45,14 +45,11 @@ import sys
 import time
 
 # the runner (lab/run.py, protocol.py, images.py) is one folder up
-LAB = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, LAB)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from compare import upstream_overlay  # noqa: E402
-from run import lab_to_json  # noqa: E402
+from run import BUILD, LAB, TOP, lab_to_json  # noqa: E402
 import zdtm_plan  # noqa: E402
 
-TOP = os.path.dirname(LAB)
-BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
 UPSTREAM = os.path.join(TOP, "test", "zdtm", "upstream")
 OUT = os.path.join(BUILD, "zdtm")
 # every boot that finished, as it finished, kept in the tree: the whole set
