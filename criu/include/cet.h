@@ -21,7 +21,7 @@ typedef struct CoreEntry CoreEntry;
 int cet_dump_task(struct pstree_item *item, struct vm_area_list *vmas);
 void cet_dump_thread_args(pid_t tid, struct parasite_dump_thread *args);
 int cet_dump_thread_core(pid_t tid, CoreEntry *core, const struct parasite_dump_thread *ti);
-/* restore: cet-restore-args.c */
+/* restore: cet-restore-args.c, cet-restore-precheck.c */
 int cet_restore_fixup(struct task_restore_args *ta, struct thread_restore_args *threads, int nr_threads);
 int cet_check_image_vma(const VmaEntry *e);
 int cet_check_images_before_fork(void);
