@@ -46,7 +46,10 @@ fi
 src=$BUILD/valkey-src
 unpack_pin valkey "$src"
 say "building valkey 8.1.1 against the CET glibc (key $k)"
-make -C "$src" -j2 CC="$TOP/lab/build/cet-cc" $MAKEFLAGS_VK valkey-server valkey-cli > "$src/make.log" 2>&1 ||
+# in src/ itself: valkey's top Makefile hands each goal to a make of its
+# own, and with -j2 the two ran side by side, each cleaning the deps
+# (persist-settings) while the other linked against them
+make -C "$src/src" -j2 CC="$TOP/lab/build/cet-cc" $MAKEFLAGS_VK valkey-server valkey-cli > "$src/make.log" 2>&1 ||
 	{ tail -20 "$src/make.log"; die "valkey build failed: see $src/make.log"; }
 rm -rf "$out" && mkdir -p "$out"
 cp "$src/src/valkey-server" "$src/src/valkey-cli" "$out/"
