@@ -199,6 +199,19 @@ def test_our_tests_must_pass_with_criu_cet_in_every_run():
         "zdtm: stock ours (test/zdtm/cet): plain:criu-cet 1/2 plain:stock 0/2 shstk:criu-cet 0/2"
 
 
+def test_shstk_state_leaves_out_a_stack_of_a_thread_coming_or_going(monkeypatch):
+    """A mapping no live thread runs on counts only if it is still there a
+    moment later (a timer thread that was ending: pthread_timers_h); one
+    that stays (an orphan, a fiber's) counts."""
+    reads = iter([["a-b", "c-d"], ["a-b", "c-d"]])
+    monkeypatch.setattr(shstk_state, "_ss_ranges", lambda pid: next(reads))
+    monkeypatch.setattr(shstk_state, "SETTLE_S", 0)
+    one = {"1": ("10", "shstk", "shstk wrss", "S")}
+    assert shstk_state._settled_ss("10", ["a-b", "c-d", "e-f"], one) == ["a-b", "c-d"]
+    assert shstk_state._settled_ss("10", ["a-b", "c-d"], one) == ["a-b", "c-d"]
+    assert shstk_state._settled_ss("10", ["a-b"], one) == ["a-b"]
+
+
 def test_shstk_state_compares_our_tests_whole():
     class T:
         def __init__(self, name, static):

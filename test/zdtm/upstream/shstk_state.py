@@ -34,8 +34,11 @@ new_ss).
 import os
 import re
 import subprocess
+import time
 
 SSP_TOOL = os.environ.get("ZDTM_SHSTK_SSP", "shstk_ssp")
+# how long a shadow-stack mapping no thread runs on must stay to count
+SETTLE_S = 0.2
 
 
 def _read(path):
@@ -68,6 +71,22 @@ def _ss_ranges(pid):
         elif line.startswith("VmFlags:") and "ss" in line.split()[1:]:
             ranges.append(current)
     return sorted(ranges)
+
+
+def _settled_ss(pid, ss, threads):
+    """The ss mappings of a process that are not a thread's coming or
+    going.  A thread's shadow stack is mapped before it shows in
+    /proc/PID/task and unmapped after it is gone (glibc's SIGEV_THREAD
+    timers start and end threads all along: static/pthread_timers_h), so
+    a read can hold a stack no live thread runs on.  When there are more
+    mappings than threads on a shadow stack, read again a moment later
+    and keep those in both reads; a stack nobody runs on that stays (an
+    orphan, a fiber's) is kept."""
+    if len(ss) <= sum(1 for v in threads.values() if "shstk" in v[1].split()):
+        return ss
+    time.sleep(SETTLE_S)
+    again = set(_ss_ranges(pid))
+    return [r for r in ss if r in again]
 
 
 def _children(pid):
@@ -148,7 +167,8 @@ def snapshot(test):
         threads = _threads(pid)
         if not static:
             threads = {t: v for t, v in threads.items() if t == _ns_id(fields)}
-        procs[_ns_id(fields)] = {"threads": threads, "ss": _ss_ranges(pid) if static else None}
+        ss = _settled_ss(pid, _ss_ranges(pid), threads) if static else None
+        procs[_ns_id(fields)] = {"threads": threads, "ss": ss}
     sleeping = [v[0] for p in procs.values() for v in p["threads"].values()
                 if static and "shstk" in v[1].split() and v[3] == "S"]
     ssp = _ssp(sleeping)
