@@ -45,13 +45,15 @@ kernel: deps
 kernel-patched: deps
 	@bash lab/build/kernel.sh patched
 
-# Kernel selftests for the lab's kselftest suite (built from kernel/patches)
+# Kernel selftests for the lab's kselftest suite (built from kernel/patches-6.12)
 .PHONY: kselftests checkpatch
 kselftests: deps
 	@bash lab/build/kselftests.sh
 
-# Each patch of the series builds a bzImage; the series builds without
-# CONFIG_X86_USER_SHADOW_STACK; the selftests build (about 15 min, by hand)
+# On 6.12 LTS and on the newest kernel: each patch of the series builds a
+# bzImage, the series builds without CONFIG_X86_USER_SHADOW_STACK, the
+# selftest builds, checkpatch; then the newest kernel with the series boots
+# in the lab and runs the selftests (about 45 min from nothing, by hand)
 .PHONY: kernel-series
 kernel-series: deps
 	@bash lab/build/kernel-series.sh
@@ -62,13 +64,18 @@ kernel-series: deps
 criu-series: deps
 	@bash lab/build/criu-series.sh
 
-# The kernel's own scripts/checkpatch.pl --strict on the series in kernel/patches
+# The kernel's own scripts/checkpatch.pl --strict on both forms of the series,
+# each by the checkpatch of the kernel it is for: kernel/patches (as posted,
+# on the newest kernel) and kernel/patches-6.12 (its LTS backport)
 checkpatch: deps
-	@bash lab/build/linux-source.sh
-	@cd $(BUILD)/linux-src && for p in $(CURDIR)/kernel/patches/*.patch; do \
-		echo "== $$(basename $$p)"; \
-		perl scripts/checkpatch.pl --strict --no-tree --color=never $$p | \
-			grep -E '^(total|ERROR|WARNING|CHECK)' || true; \
+	@bash lab/build/linux-source.sh lts
+	@bash lab/build/linux-source.sh new
+	@for d in patches:linux-src-new patches-6.12:linux-src; do \
+		for p in $(CURDIR)/kernel/$${d%%:*}/*.patch; do \
+			echo "== $${d%%:*}/$$(basename $$p)"; \
+			perl $(BUILD)/$${d#*:}/scripts/checkpatch.pl --strict --no-tree --color=never $$p | \
+				grep -E '^(total|ERROR|WARNING|CHECK)' || true; \
+		done; \
 	done
 
 criu-stock: deps

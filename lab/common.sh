@@ -65,6 +65,28 @@ reuse_objects() {	# FROM_OBJ TO_OBJ OLD_TREE NEW_TREE
 	return 0
 }
 
+# kernel_series [lts|new]: the kernel series' patches, in order, one a line,
+# without the cover letter: kernel/patches-6.12 (its backport to the LTS
+# kernel the lab runs) or kernel/patches (the series as posted, on the
+# newest kernel)
+kernel_series() {
+	local dir=$TOP/kernel/patches
+	[ "${1:-lts}" = new ] || dir=$TOP/kernel/patches-6.12
+	ls "$dir"/*.patch 2>/dev/null | grep -v '/0000-cover-letter.patch$' | sort
+}
+
+# apply_series TREE BASE [PATCH...]: apply the series for BASE (lts or new),
+# or the PATCHes given, to TREE, a hard-linked copy of a pristine tree:
+# patch(1) writes new files, so the pristine one stays intact
+apply_series() {
+	local tree=$1 base=$2 p
+	shift 2
+	[ $# -gt 0 ] || set -- $(kernel_series "$base")
+	for p; do
+		patch -d "$tree" -p1 --forward --quiet < "$p" || die "$(basename "$p") does not apply to $tree"
+	done
+}
+
 # criu_version TREE: the CRIU release a built tree is (4.1.1), as pycriu and crit say
 criu_version() {
 	sed -n "s/^__version__ = '\(.*\)'$/\1/p" "$1/crit/crit/version.py"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Boot the emulated CET machine, run guest suites, report their results.
 
-    run.py --suites basics,criu-baseline [--kernel stock|patched] [--json FILE]
+    run.py --suites basics,criu-baseline [--kernel stock|patched|stock-new|patched-new] [--json FILE]
 
 Bochs 3.0 (tigerlake model, our XRSTORS fix) boots the lab kernel from an
 ISO with our initramfs.  The guest's serial console goes to a file that is
@@ -310,7 +310,7 @@ def lab_to_json(who, suites, kernel, name=None, overlay=None, timeout=None, megs
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--suites", required=True, help="comma-separated guest suites")
-    ap.add_argument("--kernel", default="stock", choices=["stock", "patched"])
+    ap.add_argument("--kernel", default="stock", choices=["stock", "patched", "stock-new", "patched-new"])
     ap.add_argument("--timeout", type=int, default=900, help="watchdog, seconds of wall time")
     ap.add_argument("--json", help="write the parsed results here")
     ap.add_argument("--keep", help="keep ISO, bochsrc and serial log in this folder")

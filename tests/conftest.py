@@ -174,7 +174,7 @@ def assert_shadow_stack_verdict(p):
     with a non-zero exit."""
     lines = p.stdout.splitlines()
     assert any(line.startswith("shadow_stack: CPU shadow stacks (CPUID CET_SS): ") for line in lines)
-    assert any(line.startswith("shadow_stack: NT_X86_CET_USER regset") for line in lines)
+    assert any(line.startswith("shadow_stack: NT_X86_SHSTK_STATUS regset") for line in lines)
     if host_has_user_shstk():
         assert p.returncode == 0 and "shadow_stack is supported" in p.stdout
     else:

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The NT_X86_CET_USER kernel series (kernel/patches) in the lab: the kselftest
-suite on the patched and on the stock kernel.
+"""The NT_X86_SHSTK_STATUS kernel series (kernel/patches-6.12, the LTS backport
+of kernel/patches) in the lab: the kselftest suite on the patched and on the
+stock kernel.  (The series on the newest kernel: make kernel-series.)
 
 - patched: every regset selftest case passes;
 - stock: every regset case reports SKIP because the regset is missing (EINVAL),
@@ -15,21 +16,14 @@ import pytest
 
 pytestmark = pytest.mark.lab
 
-REGSET = "kselftest.cet-regset."
+REGSET = "kselftest.shstk-status."
 SHSTK = "kselftest.shadow-stack."
 
-# every case of tools/testing/selftests/x86/test_shstk_ptrace_cet.c
+# every case of tools/testing/selftests/x86/test_shstk_status.c
 CASES = """
-read_no_shstk read_shstk read_wrss_locked read_locked_no_shstk read_partial read_odd_size
-write_same_shstk write_same_no_shstk write_same_locked write_wrss_enable write_wrss_disable
-write_ssp_own_stack write_ssp_top_of_shstk write_ssp_bottom_of_shstk write_ssp_moved_runs
-write_lock_add write_wrss_and_lock write_after_unlock
-reject_short_write reject_reserved reject_unknown_cet_bits reject_wrss_without_shstk
-reject_wrss_without_shstk_on reject_enable_shstk reject_disable_shstk reject_ssp_unaligned
-reject_ssp_kernel reject_ssp_noncanonical reject_ssp_not_shstk reject_ssp_unmapped
-reject_ssp_zero reject_ssp_no_shstk reject_locked_wrss_off reject_locked_wrss_on
-reject_locked_shstk_off reject_unlock write_lock_any_bits read_glibc_lock
-own_stack own_on_other_stack own_after_disable own_clone3 reject_own_change coredump_note
+read_no_shstk read_shstk read_wrss_locked read_locked_no_shstk read_glibc_lock read_partial
+read_long_buffer read_odd_size follows_tracee_prctl follows_tracer_locks follows_ssp_write
+write_refused own_on_other_stack own_after_disable own_clone3 coredump_note
 """.split()
 
 # test_shadow_stack parts that must pass on both kernels (the no-uffd run
@@ -58,7 +52,7 @@ def test_regset_case_passes_on_patched(lab_kselftest_patched, case):
 def test_regset_case_skips_on_stock(lab_kselftest_stock, case):
     r = lab_kselftest_stock.get(REGSET + case)
     assert r["status"] == "SKIP", f"{case}: {r['status']} {r['detail']}"
-    assert "no NT_X86_CET_USER regset" in r["detail"]
+    assert "no NT_X86_SHSTK_STATUS regset" in r["detail"]
 
 
 @pytest.mark.parametrize("kernel", ["patched", "stock"])

@@ -13,12 +13,14 @@ GOOD = "a" * 64
 
 def test_lock_file_pins_the_sources():
     pins = sources.load_pins()
-    assert set(pins) == {"criu", "bochs", "linux", "criu42", "runc", "glibc", "valkey"}
+    assert set(pins) == {"criu", "bochs", "linux", "linuxnew", "criu42", "runc", "glibc", "valkey"}
     assert pins["criu"].filename == "criu_4.1.1.orig.tar.xz"
     # the best upstream, for make compare / make bench only
     assert pins["criu42"].spec == "criu=4.2.1-1" and pins["criu42"].suite == "forky"
     assert pins["bochs"].spec == "bochs=3.0+dfsg-1"
     assert pins["linux"].kind == "deb" and pins["linux"].security
+    # the newest kernel in the archive, for the kernel series (make kernel-series)
+    assert pins["linuxnew"].kind == "deb" and pins["linuxnew"].spec.startswith("linux-source-7.3=")
     # Debian 12's runc, the binary package, for the runc suite
     assert pins["runc"].kind == "deb" and pins["runc"].spec == "runc=1.1.5+ds1-1+deb12u1"
     assert pins["runc"].filename == "runc_1.1.5+ds1-1+deb12u1_amd64.deb"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Build the kernel selftests the lab runs in the guest, static, into
 # build/guest/kbin/ (lab/build/initramfs.sh puts them into /lab/bin):
-#   test_shstk_ptrace_cet  the NT_X86_CET_USER regset tests (kernel/patches)
+#   test_shstk_status      the NT_X86_SHSTK_STATUS regset tests (kernel/patches-6.12)
 #   test_shadow_stack      the kernel's own shadow stack selftest
 #   uffd-helper            kernel/lab/uffd-helper.c, for test_shadow_stack's
 #                          userfaultfd part
@@ -13,11 +13,11 @@ set -euo pipefail
 . "$(dirname "$0")/../common.sh"
 
 out=$BUILD/guest/kbin
-mapfile -t patches < <(ls "$TOP"/kernel/patches/*.patch 2>/dev/null | grep -v '/0000-cover-letter.patch$' | sort)
+mapfile -t patches < <(kernel_series lts)
 k=$(key -s "$(pin_sha linux)" -s "$(gcc --version | head -1)" "$0" "$TOP/kernel/lab/uffd-helper.c" \
 	${patches[@]+"${patches[@]}"})
 cached=$CACHE/kselftests/$k
-bins=(test_shstk_ptrace_cet test_shadow_stack uffd-helper)
+bins=(test_shstk_status test_shadow_stack uffd-helper)
 if [ -f "$cached/test_shadow_stack" ]; then
 	mkdir -p "$out" && for b in "${bins[@]}"; do cp "$cached/$b" "$out/"; done
 	say "kernel selftests from cache ($k)"
@@ -32,9 +32,7 @@ trap 'rm -rf "$work"' EXIT
 # The patched sources: a hard-linked copy, patch(1) writes new files
 tree=$work/linux
 cp -al "$src" "$tree"
-for p in ${patches[@]+"${patches[@]}"}; do
-	patch -d "$tree" -p1 --forward --quiet < "$p" || die "$(basename "$p") does not apply"
-done
+apply_series "$tree" lts
 make -C "$tree" O="$work/obj" -s headers_install INSTALL_HDR_PATH="$work/hdr" > "$work/hdr.log" 2>&1 ||
 	{ tail -20 "$work/hdr.log"; die "headers_install failed"; }
 
@@ -42,8 +40,8 @@ make -C "$tree" O="$work/obj" -s headers_install INSTALL_HDR_PATH="$work/hdr" > 
 cflags=(-O2 -g -std=gnu99 -pthread -Wall -static -isystem "$work/hdr/include")
 x86=$tree/tools/testing/selftests/x86
 mkdir -p "$work/bin"
-[ -f "$x86/test_shstk_ptrace_cet.c" ] || die "no test_shstk_ptrace_cet.c: is the series in kernel/patches?"
-for t in test_shstk_ptrace_cet test_shadow_stack; do
+[ -f "$x86/test_shstk_status.c" ] || die "no test_shstk_status.c: is the series in kernel/patches-6.12?"
+for t in test_shstk_status test_shadow_stack; do
 	(cd "$x86" && gcc -m64 "${cflags[@]}" -o "$work/bin/$t" "$t.c" -lrt -ldl) ||
 		die "cannot build $t"
 done

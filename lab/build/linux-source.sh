@@ -1,16 +1,24 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# The pristine Linux 6.12 tree, unpacked once from the pinned
-# linux-source-6.12 .deb into build/linux-src (the kernel builds, the
-# selftests, checkpatch and the series check all start from it).
+# A pristine Linux tree, unpacked once from its pinned linux-source .deb:
+#   linux-source.sh [lts]  Linux 6.12 LTS into build/linux-src (the lab's
+#                          kernels, the selftests, checkpatch, the series check)
+#   linux-source.sh new    the newest Linux in Debian's archive into
+#                          build/linux-src-new (the series on it: issue 24)
+# Prints nothing on success but its progress.
 set -euo pipefail
 . "$(dirname "$0")/../common.sh"
 
-src=$BUILD/linux-src
-[ -f "$src/.unpacked-$(pin_sha linux)" ] && exit 0
-deb=$(fetch linux)
-say "unpacking linux-source-6.12"
+case ${1:-lts} in
+lts) pin=linux src=$BUILD/linux-src ;;
+new) pin=linuxnew src=$BUILD/linux-src-new ;;
+*) die "unknown base '$1' (lts or new)" ;;
+esac
+[ -f "$src/.unpacked-$(pin_sha $pin)" ] && exit 0
+deb=$(fetch $pin)
+say "unpacking $(basename "$deb")"
 rm -rf "$src" && mkdir -p "$src"
-dpkg-deb --fsys-tarfile "$deb" | tar -xO --wildcards './usr/src/linux-source-6.12.tar.xz' |
+# the package holds one /usr/src/linux-source-X.Y.tar.xz
+dpkg-deb --fsys-tarfile "$deb" | tar -xO --wildcards './usr/src/linux-source-*.tar.xz' |
 	tar -xJ -C "$src" --strip-components=1 || die "cannot unpack $deb"
-touch "$src/.unpacked-$(pin_sha linux)"
+touch "$src/.unpacked-$(pin_sha $pin)"

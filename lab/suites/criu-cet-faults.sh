@@ -12,8 +12,8 @@ zdtm_cet_run --flavour probe-hang --mode leave-running --criu /lab/criu-cet/criu
 log=/tmp/zdtm-cet/probe-hang/fiber_thread_hang/img1/dump.log
 hung=$(grep -a -c 'the probe hung' "$log" 2>/dev/null)
 skipped=$(grep -a -c 'an earlier probe in this task failed' "$log" 2>/dev/null)
-if grep -q "NT_X86_CET_USER regset: yes" "$log" 2>/dev/null; then
-	lab_skip cet.probe-hang "NT_X86_CET_USER names the owned stacks: no probe ran"
+if grep -q "NT_X86_SHSTK_STATUS regset: yes" "$log" 2>/dev/null; then
+	lab_skip cet.probe-hang "NT_X86_SHSTK_STATUS names the owned stacks: no probe ran"
 elif [ "${hung:-0}" = 1 ] && [ "${skipped:-0}" = 1 ]; then
 	lab_pass cet.probe-hang "one probe killed after its timeout, the other thread not probed ($(grep -a -m1 'the probe hung' "$log" | sed 's/.*cet: //'))"
 else

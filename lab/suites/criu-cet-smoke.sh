@@ -5,10 +5,11 @@ counter_cycle cet.shstk /lab/criu-cet/criu shstk
 
 # Which kernel interface criu-cet used for the shadow-stack dump above.
 log=/tmp/cet.shstk/img/dump.log
-if grep -q "NT_X86_CET_USER regset: yes" "$log"; then
-	lab_pass cet.kernel-regset "NT_X86_CET_USER used: $(grep -a -m1 '(NT_X86_CET_USER)' "$log" | sed 's/.*cet: //'); $(grep -a -c 'written by the tracer' "$log") sigreturn token(s) written by the tracer"
-elif grep -q "NT_X86_CET_USER regset: no" "$log"; then
-	lab_skip cet.kernel-regset "no NT_X86_CET_USER in this kernel: stock interfaces used ($(grep -a -c 'written by the tracer' "$log") sigreturn token(s) written by the tracer)"
+tokens=$(grep -a -c 'written by the tracer' "$log")
+if grep -q "NT_X86_SHSTK_STATUS regset: yes" "$log"; then
+	lab_pass cet.kernel-regset "NT_X86_SHSTK_STATUS used: $(grep -a -m1 '(NT_X86_SHSTK_STATUS)' "$log" | sed 's/.*cet: //'); sigreturn tokens written by the tracer interface=NT_X86_SHSTK_STATUS tokens=$tokens"
+elif grep -q "NT_X86_SHSTK_STATUS regset: no" "$log"; then
+	lab_skip cet.kernel-regset "no NT_X86_SHSTK_STATUS in this kernel: stock interfaces used interface=stock tokens=$tokens"
 else
 	lab_fail cet.kernel-regset "no probe result in $log"
 fi
@@ -17,11 +18,11 @@ fi
 # line tells the patched kernel from the stock one.  criu --version names us.
 out=$(/lab/criu-cet/criu check --feature shadow_stack 2>&1)
 rc=$?
-regset=$(echo "$out" | sed -n 's/^shadow_stack: NT_X86_CET_USER regset[^:]*: //p')
+regset=$(echo "$out" | sed -n 's/^shadow_stack: NT_X86_SHSTK_STATUS regset[^:]*: //p')
 if [ $rc = 0 ] && echo "$out" | grep -q "shadow_stack is supported" &&
 	echo "$out" | grep -q "CPU shadow stacks (CPUID CET_SS): yes" &&
 	echo "$out" | grep -q "(user_shstk in /proc/cpuinfo): yes"; then
-	lab_pass cet.check-feature "supported; NT_X86_CET_USER: $regset"
+	lab_pass cet.check-feature "supported; NT_X86_SHSTK_STATUS: $regset regset=${regset%%,*}"
 else
 	lab_fail cet.check-feature "rc $rc: $(echo "$out" | tr '\n' '|' | cut -c1-200)"
 fi

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # Kernel selftests in the guest (built by lab/build/kselftests.sh):
-#   kselftest.cet-regset.<case>    test_shstk_ptrace_cet, the NT_X86_CET_USER
+#   kselftest.shstk-status.<case>    test_shstk_status, the NT_X86_SHSTK_STATUS
 #                                  regset tests: ksft ok/not ok/skip lines
 #   kselftest.shadow-stack.<case>  the kernel's own test_shadow_stack:
 #                                  [OK]/[FAIL]/[SKIP] lines
@@ -31,17 +31,17 @@ ksft_to_lab() {
 }
 
 # ---- the regset tests ----
-if [ -x /lab/bin/test_shstk_ptrace_cet ]; then
-	test_shstk_ptrace_cet > /tmp/cet-regset.out 2>&1
+if [ -x /lab/bin/test_shstk_status ]; then
+	test_shstk_status > /tmp/shstk-status.out 2>&1
 	rc=$?
-	ksft_to_lab kselftest.cet-regset < /tmp/cet-regset.out
-	if grep -q '^ok\|^not ok' /tmp/cet-regset.out; then
-		lab_line INFO kselftest.cet-regset.exit "$rc"
+	ksft_to_lab kselftest.shstk-status < /tmp/shstk-status.out
+	if grep -q '^ok\|^not ok' /tmp/shstk-status.out; then
+		lab_line INFO kselftest.shstk-status.exit "$rc"
 	else
-		lab_fail kselftest.cet-regset.run "no ksft result lines (exit $rc)"
+		lab_fail kselftest.shstk-status.run "no ksft result lines (exit $rc)"
 	fi
 else
-	lab_fail kselftest.cet-regset.run "test_shstk_ptrace_cet is not in the initramfs"
+	lab_fail kselftest.shstk-status.run "test_shstk_status is not in the initramfs"
 fi
 
 # ---- the kernel's own test_shadow_stack ----

@@ -6,7 +6,7 @@ zdtm_cet_run --flavour criu-cet --criu /lab/criu-cet/criu --dir /lab/zdtm/cet \
 	${LAB_ZDTM_CET_ONLY:+--only "$LAB_ZDTM_CET_ONLY"}
 
 # How criu-cet learned which shadow stack the kernel owns for the thread
-# fiber_thread dumps on a fiber's stack: NT_X86_CET_USER, else the probe.
+# fiber_thread dumps on a fiber's stack: NT_X86_SHSTK_STATUS, else the probe.
 log=/tmp/zdtm-cet/criu-cet/fiber_thread/img1/dump.log
 told=$(grep -a -m1 'the thread runs on another one (told by' "$log" 2>/dev/null | sed 's/.*cet: //')
 if [ -n "$told" ]; then

@@ -86,23 +86,23 @@
 #define CET_SIGFRAME_DATA	(1UL << 63)
 
 /*
- * criu-cet's kernel patches (kernel/patches/): the whole user CET state of
- * a thread as one regset.  Stock kernels answer EINVAL for the note.
+ * criu-cet's kernel series (kernel/patches/, v3): a thread's shadow-stack
+ * status, read-only; the SSP stays in NT_X86_SHSTK.  Stock kernels answer
+ * EINVAL for the note.  Later kernels may append fields: the length the
+ * kernel fills in says how many.  v2 of the series had a 64-byte struct of
+ * another layout at this number; a kernel with it is used as a stock one.
  */
-#ifndef NT_X86_CET_USER
-#define NT_X86_CET_USER		0x206
+#ifndef NT_X86_SHSTK_STATUS
+#define NT_X86_SHSTK_STATUS	0x206
 #endif
-#define USER_CET_SHSTK_EN	(1ULL << 0)
-#define USER_CET_WRSS_EN	(1ULL << 1)
+#define CET_SERIES_V2_SIZE	64
 
 #ifndef CR_NOGLIBC
-struct cet_user_regs {
-	uint64_t cet;		/* IA32_U_CET as the kernel keeps it */
-	uint64_t ssp;		/* IA32_PL3_SSP */
+struct cet_shstk_status {
+	uint64_t features;	/* ARCH_SHSTK_* enabled, as ARCH_SHSTK_STATUS says */
 	uint64_t locked;	/* the lock mask as locked: every bit, glibc sets all 64 */
 	uint64_t shstk_base;	/* the shadow stack the kernel frees at the thread's exit */
-	uint64_t shstk_size;	/* (both 0 on the series' v1, which had no such fields) */
-	uint64_t reserved[3];
+	uint64_t shstk_size;	/* (0/0: the kernel owns none for the thread) */
 };
 #endif
 

@@ -68,7 +68,7 @@ bool cet_self_has_shstk(void)
 	return features != ~0UL && (features & ARCH_SHSTK_SHSTK);
 }
 
-/* Has this kernel NT_X86_CET_USER?  -1 until a 64-bit task could tell. */
+/* Has this kernel NT_X86_SHSTK_STATUS?  -1 until a 64-bit task could tell. */
 static int kernel_regset = -1;
 
 #ifndef NT_PRSTATUS
@@ -90,16 +90,20 @@ static bool is_64bit_task(pid_t stopped)
  * A stock kernel does not know the note (EINVAL), nor does any kernel for
  * a 32-bit tracee (its regset view has no such note): only a 64-bit task's
  * answer says what the kernel has.  ENODEV: no user shadow stacks at all.
+ * The buffer is larger than the struct: the length read tells the layout.
  */
 bool cet_kernel_has_regset(pid_t stopped)
 {
-	struct cet_user_regs regs;
-	struct iovec iov = { &regs, sizeof(regs) };
+	uint64_t buf[2 * sizeof(struct cet_shstk_status) / sizeof(uint64_t)];
+	struct iovec iov = { buf, sizeof(buf) };
 
 	if (kernel_regset >= 0)
 		return kernel_regset;
-	if (ptrace(PTRACE_GETREGSET, stopped, NT_X86_CET_USER, &iov) == 0) {
-		kernel_regset = 1;
+	if (ptrace(PTRACE_GETREGSET, stopped, NT_X86_SHSTK_STATUS, &iov) == 0) {
+		kernel_regset = iov.iov_len >= sizeof(struct cet_shstk_status) && iov.iov_len != CET_SERIES_V2_SIZE;
+		if (!kernel_regset)
+			pr_warn("note %#x holds %zu bytes, not a shadow-stack status (v2 of criu-cet's kernel "
+				"series?): the stock interfaces are used\n", NT_X86_SHSTK_STATUS, iov.iov_len);
 	} else if (errno == ENODEV) {
 		kernel_regset = 0;
 	} else if (errno == EINVAL) {
@@ -107,10 +111,10 @@ bool cet_kernel_has_regset(pid_t stopped)
 			return false;	/* this task cannot tell: ask the next one */
 		kernel_regset = 0;
 	} else {
-		pr_perror("NT_X86_CET_USER probe on %d", stopped);
+		pr_perror("NT_X86_SHSTK_STATUS probe on %d", stopped);
 		return false;
 	}
-	pr_info("kernel NT_X86_CET_USER regset: %s\n", kernel_regset ? "yes, used" : "no, stock interfaces");
+	pr_info("kernel NT_X86_SHSTK_STATUS regset: %s\n", kernel_regset ? "yes, used" : "no, stock interfaces");
 	return kernel_regset;
 }
 
@@ -131,7 +135,7 @@ static bool kernel_knows_shstk(void)
 }
 
 /*
- * NT_X86_CET_USER is asked of a stopped tracee: a child that stops itself
+ * NT_X86_SHSTK_STATUS is asked of a stopped tracee: a child that stops itself
  * under PTRACE_TRACEME, asked and killed.
  */
 static bool probe_regset(void)
@@ -168,7 +172,7 @@ int cet_check_feature(void)
 	pr_msg("shadow_stack: kernel user shadow stacks (ARCH_SHSTK_STATUS answers): %s\n",
 	       kernel ? "yes" : "no");
 	pr_msg("shadow_stack: enabled for user space (user_shstk in /proc/cpuinfo): %s\n", user ? "yes" : "no");
-	pr_msg("shadow_stack: NT_X86_CET_USER regset (criu-cet's kernel patches): %s\n",
+	pr_msg("shadow_stack: NT_X86_SHSTK_STATUS regset (criu-cet's kernel patches): %s\n",
 	       regset ? "yes" : "no, the stock interfaces are used");
 	if (user)
 		return 0;

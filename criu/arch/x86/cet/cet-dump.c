@@ -43,7 +43,7 @@
 struct cet_thread_state {
 	pid_t tid;
 	CetCoreEntry entry;
-	u64 own_base, own_size;			/* the owned stack, from NT_X86_CET_USER */
+	u64 own_base, own_size;			/* the owned stack, from NT_X86_SHSTK_STATUS */
 	u32 nr_cand;				/* the parasite was asked about these */
 	bool probe_skipped;			/* it would have been, but an earlier probe failed */
 	u64 cand[CET_OWN_CANDIDATES][2];
@@ -106,45 +106,57 @@ static int read_locked(pid_t pid, pid_t tid, u64 *locked)
 	return ret;
 }
 
+/* The SSP of a thread whose shadow stack is on */
+static int read_ssp(pid_t tid, CetCoreEntry *e)
+{
+	unsigned long ssp = 0;
+	struct iovec iov = { &ssp, sizeof(ssp) };
+
+	if (ptrace(PTRACE_GETREGSET, tid, NT_X86_SHSTK, &iov)) {
+		pr_perror("%d: cannot read SSP", tid);
+		return -1;
+	}
+	e->has_ssp = true;
+	e->ssp = ssp;
+	return 0;
+}
+
 /*
- * With criu-cet's kernel patches: features, SSP, locks and the stack the
- * kernel owns, in one call.  (The series' first version had no owned
- * stack: it reads as none and the parasite is asked, as on a stock kernel.)
+ * With criu-cet's kernel series: features, the whole lock mask and the
+ * stack the kernel owns in one call, the SSP from NT_X86_SHSTK.
  */
 static int read_thread_regset(pid_t tid, struct cet_thread_state *st)
 {
 	CetCoreEntry *e = &st->entry;
-	struct cet_user_regs regs;
-	struct iovec iov = { &regs, sizeof(regs) };
+	struct cet_shstk_status status;
+	struct iovec iov = { &status, sizeof(status) };
 
-	if (ptrace(PTRACE_GETREGSET, tid, NT_X86_CET_USER, &iov)) {
-		pr_perror("%d: NT_X86_CET_USER", tid);
+	if (ptrace(PTRACE_GETREGSET, tid, NT_X86_SHSTK_STATUS, &iov)) {
+		pr_perror("%d: NT_X86_SHSTK_STATUS", tid);
 		return -1;
 	}
 	/* any lock bit is fine (glibc locks all 64): restore locks the same mask */
-	if (regs.cet & ~(USER_CET_SHSTK_EN | USER_CET_WRSS_EN)) {
-		pr_err("%d: unknown CET state %#" PRIx64 ": refusing to dump what we cannot restore\n", tid,
-		       regs.cet);
+	if (status.features & ~CET_KNOWN_FEATURES) {
+		pr_err("%d: unknown CET features %#" PRIx64 ": refusing to dump what we cannot restore\n", tid,
+		       status.features);
 		return -1;
 	}
-	e->features = (regs.cet & USER_CET_SHSTK_EN ? ARCH_SHSTK_SHSTK : 0) |
-		      (regs.cet & USER_CET_WRSS_EN ? ARCH_SHSTK_WRSS : 0);
-	e->locked = regs.locked;
+	e->features = status.features;
+	e->locked = status.locked;
 	if (e->features & ARCH_SHSTK_SHSTK) {
-		e->has_ssp = true;
-		e->ssp = regs.ssp;
-		st->own_base = regs.shstk_base;
-		st->own_size = regs.shstk_size;
+		if (read_ssp(tid, e))
+			return -1;
+		st->own_base = status.shstk_base;
+		st->own_size = status.shstk_size;
 	}
 	pr_info("%d: features %#" PRIx64 " locked %#" PRIx64 " ssp %#" PRIx64 " owned %#" PRIx64 "+%#" PRIx64
-		" (NT_X86_CET_USER)\n", tid, e->features, e->locked, regs.ssp, st->own_base, st->own_size);
+		" (NT_X86_SHSTK_STATUS)\n", tid, e->features, e->locked, e->ssp, st->own_base, st->own_size);
 	return 0;
 }
 
 static int read_thread(pid_t pid, pid_t tid, struct cet_thread_state *st)
 {
-	unsigned long features = 0, ssp = 0;
-	struct iovec iov = { &ssp, sizeof(ssp) };
+	unsigned long features = 0;
 	CetCoreEntry *e = &st->entry;
 
 	cet_core_entry__init(e);
@@ -165,15 +177,9 @@ static int read_thread(pid_t pid, pid_t tid, struct cet_thread_state *st)
 	e->features = features;
 	if (read_locked(pid, tid, &e->locked))
 		return -1;
-	if (features & ARCH_SHSTK_SHSTK) {
-		if (ptrace(PTRACE_GETREGSET, tid, NT_X86_SHSTK, &iov)) {
-			pr_perror("%d: cannot read SSP", tid);
-			return -1;
-		}
-		e->has_ssp = true;
-		e->ssp = ssp;
-	}
-	pr_info("%d: features %#lx locked %#" PRIx64 " ssp %#lx\n", tid, features, e->locked, ssp);
+	if ((features & ARCH_SHSTK_SHSTK) && read_ssp(tid, e))
+		return -1;
+	pr_info("%d: features %#lx locked %#" PRIx64 " ssp %#" PRIx64 "\n", tid, features, e->locked, e->ssp);
 	return 0;
 }
 
@@ -237,7 +243,7 @@ static bool stacks_switched(struct vm_area_list *vmas)
 }
 
 /*
- * The owned stack NT_X86_CET_USER named: recorded when it is not the one
+ * The owned stack NT_X86_SHSTK_STATUS named: recorded when it is not the one
  * SSP is on.  It must be one whole shadow-stack mapping; when it is not
  * (the thread unmapped part of it, or it merged with a neighbour) the
  * restore cannot give the kernel exactly that, and owns none.
@@ -256,7 +262,7 @@ static void add_regset_owned_stack(struct cet_thread_state *st, struct vm_area_l
 		if (ssp_on(e, st->own_base, end))
 			return;	/* the one SSP is on: the image's default */
 		pr_info("%d: the kernel owns the shadow stack %#" PRIx64 "-%#" PRIx64
-			", the thread runs on another one (told by NT_X86_CET_USER)\n", st->tid, st->own_base, end);
+			", the thread runs on another one (told by NT_X86_SHSTK_STATUS)\n", st->tid, st->own_base, end);
 		e->has_own_start = e->has_own_end = true;
 		e->own_start = st->own_base;
 		e->own_end = end;
@@ -328,7 +334,7 @@ void cet_dump_thread_args(pid_t tid, struct parasite_dump_thread *args)
 
 	args->cet_own_nr = 0;
 	if (!st || !st->entry.has_ssp || st->own_size || !cur.switching)
-		return;	/* no doubt, or NT_X86_CET_USER said */
+		return;	/* no doubt, or NT_X86_SHSTK_STATUS said */
 	st->nr_cand = 0;
 	/*
 	 * A task whose probe hung once (a seccomp filter that parks the child)
@@ -402,7 +408,7 @@ static void add_owned_stack(struct cet_thread_state *st, const struct parasite_d
 /*
  * On a stock kernel /proc names only the SHSTK and WRSS lock bits; the
  * parasite asked the thread about the others (cet-parasite.h).  With
- * NT_X86_CET_USER the mask was read whole.
+ * NT_X86_SHSTK_STATUS the mask was read whole.
  */
 static int add_probed_locks(pid_t tid, CetCoreEntry *e, const struct parasite_dump_thread *ti)
 {

@@ -8,7 +8,7 @@
 /* Does this host run user shadow stacks (CPU and kernel)?  cet-check.c */
 bool cet_host_has_shstk(void);
 /*
- * Does the kernel have criu-cet's NT_X86_CET_USER regset?  Asked once, of
+ * Does the kernel have criu-cet's NT_X86_SHSTK_STATUS regset?  Asked once, of
  * a task criu has seized and stopped.
  */
 bool cet_kernel_has_regset(pid_t stopped);
