@@ -108,6 +108,8 @@ class Boot:
     def __init__(self, bochs, rc, serial, echo, label=""):
         self.serial, self.echo = serial, echo   # echo: False, True (all) or a line prefix
         self.label = label                      # before each echoed line: which machine
+        if os.path.exists(serial):
+            os.unlink(serial)   # an earlier boot's log (--keep): never read as this one's
         self.report = protocol.Report()
         self.start = time.monotonic()
         self.last_output = self.start
@@ -262,8 +264,6 @@ def run_lab(suites, kernel="stock", timeout=900, boot_timeout=180, echo=False, k
     serial = os.path.join(workdir, "serial.log")
     rc = write_bochsrc(workdir, iso, serial, megs)
     for attempt in (1, 2):
-        if os.path.exists(serial):
-            os.unlink(serial)
         boot = Boot(bochs, rc, serial, echo)
         stopped = boot.run(timeout, boot_timeout)
         if (stopped == "boot hang" or (stopped or "").startswith("bochs stalled")) and attempt == 1:
@@ -378,6 +378,7 @@ def run_pair(machines, timeout=900, boot_timeout=180, echo=False, keep=None, meg
                 if why is not None:
                     boot.kill()
                     stopped[i], ended[i] = why or None, time.monotonic()
+                    print(f"lab: machine {PAIR[i]['name'].upper()} ended: {why or 'done'}", file=sys.stderr, flush=True)
     finally:
         for boot in boots:
             boot.kill()
@@ -484,6 +485,9 @@ def main(argv):
     pair.add_argument("--clock", default="none", choices=["none", "slowdown"],
                       help="Bochs' clock sync of both machines (default none)")
     args = ap.parse_args(argv)
+    # killed (a test session's timeout, make's ^C): the finally clauses
+    # still stop this run's Bochs and bxhub, which no one else would
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     echo = args.show or args.echo
     try:
         if args.peer_suites:

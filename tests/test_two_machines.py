@@ -63,7 +63,11 @@ def test_migration(pair, flow):
     a, _ = machines(pair)
     done = a.passed(f"migrate.{flow}.restore")
     assert done["flow"] == flow
-    a.passed(f"migrate.{flow}.state")
+    # the pre-dumps' pages and the dump's crossed to B; post-copy has none
+    assert int(done["pre_dumps"]) == (0 if flow == "lazy" else 2)
+    assert int(done["pages_bytes"]) > 0 and int(done["files_bytes"]) > 0
+    state = a.passed(f"migrate.{flow}.state")
+    assert state["cet"].count("shstk/shstk,wrss") >= 5 and state["cet"].endswith("ss=5")
     a.passed(f"migrate.{flow}.smash")
 
 
@@ -76,3 +80,10 @@ def test_tcp_client_kept_its_connection(pair):
     first, last = c["client_id"].split("/")
     assert first == last
     assert int(c["acked"]) > int(c["gap_after"]) > 0
+
+
+def test_no_page_server_leaves_the_task_running(pair):
+    """A dump whose page server is not there fails, and valkey runs on on
+    A with its data and CET state."""
+    a, _ = machines(pair)
+    a.passed("migrate.no-page-server")

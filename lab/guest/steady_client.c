@@ -6,9 +6,11 @@
  *
  *   steady_client HOST PORT STOPFILE
  *
- * Until STOPFILE exists: SET steady:<i> <value of i>, then GET it back and
- * compare, every PACE_MS.  Each reply's time (CLOCK_MONOTONIC: guest time)
- * is noted; the longest wait for a reply is the freeze a client saw.  Once
+ * In database 1, so that the server's own data (database 0) stays as it was
+ * and its digest can be compared after the move.  Until STOPFILE exists:
+ * SET steady:<i> <value of i>, then GET it back and compare, every PACE_MS.
+ * Each reply's time (CLOCK_MONOTONIC: guest time) is noted; the longest
+ * wait for a reply is the freeze a client saw.  Once
  * STOPFILE exists: every acknowledged key read back on the same connection,
  * and CLIENT ID compared with the one at the start (a server that saw a new
  * connection would give a new id).  Prints one line of key=value fields:
@@ -169,6 +171,9 @@ int main(int argc, char **argv)
 	if (argc != 4)
 		die("usage: steady_client HOST PORT STOPFILE");
 	connect_to(argv[1], argv[2]);
+	command(got, sizeof(got), 2, "SELECT", "1");
+	if (strcmp(got, "OK"))
+		die("SELECT 1 answered '%s'", got);
 	command(id0, sizeof(id0), 2, "CLIENT", "ID");
 	last = now_ms();
 	while (access(argv[3], F_OK)) {

@@ -17,7 +17,8 @@
 #          is the runtime's, external to CRIU, as runc does it)
 # What B restored is checked against what A had: data digest, every
 # thread's features and locks, the ss mapping count; a smash is still
-# caught.  Stock CRIU 4.1.1's outcome on the same steps is reported.
+# caught.  Stock CRIU 4.1.1's outcome on the same flows is reported
+# (INFO migrate.stock.*).
 MIG_KEYS=${MIG_KEYS:-2000}
 MIG_PRE=${MIG_PRE:-2}
 MIG_FLOWS=${MIG_FLOWS:-pages lazy tcp}
@@ -43,11 +44,16 @@ if [ ! -x /lab/valkey/valkey-server ]; then
 	return 0
 fi
 . /lab/valkey/lib.sh
+# CRIU runs iptables-restore (its network lock under --tcp-established)
+# from PATH; the overlay's is in /usr/sbin, after busybox's applets
+PATH=$PATH:/usr/sbin
 
 # ---- both machines: the pod's network ----
 # pod_up: network namespace $POD with $POD_IP on its eth0, the other end
-# (vk0) in this machine's namespace, routed; the pod reaches the world
-# through a link-local gateway vk0 answers for (proxy ARP)
+# (vk0) in this machine's namespace, routed to (from this machine's own
+# address: the client's connection is the same wherever the pod runs); the
+# pod reaches the world through a link-local gateway that is vk0's own
+# address on every machine (as Calico's 169.254.1.1), forwarded from there
 pod_up() {
 	$IP netns add $POD &&
 		$IP link add vk0 type veth peer name eth0 netns $POD &&
@@ -55,17 +61,19 @@ pod_up() {
 		$IP -n $POD addr add $POD_IP/32 dev eth0 &&
 		$IP -n $POD route add 169.254.1.1 dev eth0 &&
 		$IP -n $POD route add default via 169.254.1.1 dev eth0 &&
+		$IP addr add 169.254.1.1/32 dev vk0 &&
 		$IP link set vk0 up &&
-		echo 1 > /proc/sys/net/ipv4/conf/vk0/proxy_arp &&
 		echo 1 > /proc/sys/net/ipv4/ip_forward &&
-		$IP route replace $POD_IP/32 dev vk0
+		$IP route replace $POD_IP/32 dev vk0 src "${LAB_IP%/*}"
 }
 
 pod_down() { $IP netns del $POD 2>/dev/null; }
 
 # ---- B: what A asks for ----
-# page-server CRIU DIR: a page server for one dump into IMG/DIR, in the
-#   background (it ends with the dump); "ready" once it listens
+# page-server CRIU DIR [PREV]: a page server for one dump into IMG/DIR, in
+#   the background (it ends with the dump); "ready" once it listens.  With
+#   PREV, IMG/DIR's parent is IMG/PREV: the server tells the dump which pages
+#   B has already, and only the changed ones cross (CRIU's pre-dump chain)
 # lazy-pages CRIU DIR: the lazy-pages daemon for IMG/DIR, pulling from A
 # files: the other images and the server's files, as a tar on FILES_PORT
 # restore CRIU DIR KEYS [lazy|tcp]: restore IMG/DIR, then the server's state
@@ -74,7 +82,8 @@ pod_down() { $IP netns del $POD 2>/dev/null; }
 # end: the migration is over
 b_page_server() {
 	mkdir -p "$IMG/$2"
-	if $1 page-server -D "$IMG/$2" --port $PS_PORT -o page-server.log -v4 --daemon; then
+	if $1 page-server -D "$IMG/$2" --port $PS_PORT -o page-server.log -v4 --daemon \
+		--pidfile "/tmp/mig/ps.$2.pid" ${3:+--prev-images-dir ../$3}; then
 		echo ready
 	else
 		echo "failed: $(last_error "$IMG/$2/page-server.log")"
@@ -119,6 +128,9 @@ b_restore() {
 	esac
 	t0=$(lab_now)
 	if ! $criu restore -D "$dir" -d -o restore.log -v4 $opts; then
+		# the whole story on B's console, the first error for A's line
+		grep -a -B2 -E 'Error|error|fail' "$dir/restore.log" | head -20 | sed 's/^/restore.log: /' >&2
+		ls -la $IMG/* | sed 's/^/images: /' >&2
 		echo "failed: $(last_error "$dir/restore.log")"
 		return
 	fi
@@ -128,11 +140,16 @@ b_restore() {
 		echo "failed: restored, no answer: $(cp_fault_of "$pid")"
 		return
 	fi
-	echo "restored restore_secs=$(secs "$t0" "$t1") $(b_state "$pid" "$3")"
+	echo "restored restore_secs=$(secs "$t0" "$t1") pages_bytes=$(cat $IMG/*/pages-*.img 2>/dev/null | wc -c) $(b_state "$pid" "$3")"
 }
 
+# b_clean: nothing of a migration left on B: the server, a page server
+# that never got its dump, the pod
 b_clean() {
 	local pid
+	for pid in $(cat /tmp/mig/ps.*.pid 2>/dev/null); do
+		[ "$(cat /proc/$pid/comm 2>/dev/null)" = criu ] && vk_kill "$pid"
+	done
 	pid=$(cat $D/pid 2>/dev/null)
 	[ -n "$pid" ] && vk_kill "$pid"
 	pod_down
@@ -144,7 +161,7 @@ b_serve() {
 	while req=$(peer_hear $ASK_PORT 1200); do
 		set -- $req
 		case $1 in
-		page-server) peer_say $ANSWER_PORT "$(b_page_server "$2" "$3")" ;;
+		page-server) peer_say $ANSWER_PORT "$(b_page_server "$2" "$3" "$4")" ;;
 		lazy-pages) peer_say $ANSWER_PORT "$(b_lazy_pages "$2" "$3")" ;;
 		files) peer_say $ANSWER_PORT "$(b_files)" ;;
 		restore) peer_say $ANSWER_PORT "$(b_restore "$2" "$3" "$4" "$5")" ;;
@@ -158,6 +175,16 @@ b_serve() {
 }
 
 # ---- A: the migrations ----
+# mig_pass/mig_fail NAME DETAIL: a verdict on criu-cet's migration; with
+# MIG_REPORT_ONLY (another CRIU's run) only reported, as INFO lines
+mig_pass() {
+	if [ -n "${MIG_REPORT_ONLY:-}" ]; then lab_line INFO "$1" "ok: $2"; else lab_pass "$1" "$2"; fi
+}
+mig_fail() {
+	if [ -n "${MIG_REPORT_ONLY:-}" ]; then lab_line INFO "$1" "failed: $2"; else lab_fail "$1" "$2"; fi
+}
+mig_info() { lab_line INFO "$1" "$2"; }
+
 # ask WORDS: a request to B, its answer printed
 ask() {
 	peer_say $ASK_PORT "$*" && peer_hear $ANSWER_PORT 1200
@@ -182,11 +209,12 @@ a_send_files() {
 a_predumps() {
 	local i=1 prev= ans
 	while [ $i -le "$3" ]; do
-		ans=$(ask page-server "$2" $i)
-		[ "$ans" = ready ] || { lab_fail $1.pre$i "B's page server: $ans"; return 1; }
+		mkdir -p $IMG/$i
+		ans=$(ask page-server "$2" $i $prev)
+		[ "$ans" = ready ] || { mig_fail $1.pre$i "B's page server: $ans"; return 1; }
 		if ! $2 pre-dump -t "$pid" -D $IMG/$i -o pre-dump.log -v4 --track-mem \
 			--page-server --address "$LAB_PEER" --port $PS_PORT ${prev:+--prev-images-dir ../$prev}; then
-			lab_fail $1.pre$i "$(last_error $IMG/$i/pre-dump.log)"
+			mig_fail $1.pre$i "$(last_error $IMG/$i/pre-dump.log)"
 			return 1
 		fi
 		prev=$i
@@ -196,8 +224,8 @@ a_predumps() {
 
 # a_dump NAME CRIU FLOW DIR: the final dump of the flow into IMG/DIR
 a_dump() {
-	local name=$1 criu=$2 flow=$3 dir=$IMG/$4 prev= ans st
-	[ "$4" -gt 1 ] && prev="--prev-images-dir ../$(($4 - 1))"
+	local name=$1 criu=$2 flow=$3 n=$4 dir=$IMG/$4 prev= ans st
+	[ "$n" -gt 1 ] && prev=$((n - 1))
 	case $flow in
 	lazy)
 		# the dump serves the pages from A until B took them all: in the
@@ -209,32 +237,44 @@ a_dump() {
 		st=$(dd if=/tmp/mig.st bs=1 count=1 2>/dev/null | od -An -tx1 | tr -d ' ')
 		[ "$st" = 00 ] && return 0
 		wait $lazy_dump
-		lab_fail $name.dump "$(last_error $dir/dump.log)"
+		mig_fail $name.dump "$(last_error $dir/dump.log)"
 		return 1 ;;
-	tcp) set -- --tcp-established --external "net[$(stat -L -c %i /run/netns/$POD)]:$POD" ;;
-	*) set -- ;;
+	tcp) mkdir -p $dir; set -- --tcp-established --external "net[$(stat -L -c %i /run/netns/$POD)]:$POD" ;;
+	*) mkdir -p $dir; set -- ;;
 	esac
-	ans=$(ask page-server "$criu" "$4")
-	[ "$ans" = ready ] || { lab_fail $name.dump "B's page server: $ans"; return 1; }
-	if ! $criu dump -t "$pid" -D $dir -o dump.log -v4 --track-mem $prev \
+	ans=$(ask page-server "$criu" $n $prev)
+	[ "$ans" = ready ] || { mig_fail $name.dump "B's page server: $ans"; return 1; }
+	if ! $criu dump -t "$pid" -D $dir -o dump.log -v4 --track-mem ${prev:+--prev-images-dir ../$prev} \
 		--page-server --address "$LAB_PEER" --port $PS_PORT "$@"; then
-		lab_fail $name.dump "$(last_error $dir/dump.log)"
+		mig_fail $name.dump "$(last_error $dir/dump.log)"
 		return 1
 	fi
 }
 
 # a_migrate NAME CRIU FLOW: valkey moved from A to B by FLOW (pages, lazy
-# or tcp); PASS/FAIL lines NAME.*
+# or tcp); PASS/FAIL lines NAME.*.  Then nothing of it is left on either
+# machine, whatever failed.
 a_migrate() {
-	local name=$1 criu=$2 flow=$3 pre=$MIG_PRE cet0 digest0 t0 t1 got sent opt=
+	pid= client= lazy_dump=
+	a_move "$@"
+	[ -n "$client" ] && alive "$client" && { touch /tmp/mig/stop; wait $client; }
+	[ -n "$lazy_dump" ] && kill -9 $lazy_dump 2>/dev/null
+	[ -n "$pid" ] && vk_kill "$pid"
+	pod_down
+	$IP route del $POD_IP/32 2>/dev/null
+	ask clean > /dev/null
+}
+
+a_move() {
+	local name=$1 criu=$2 flow=$3 pre=$MIG_PRE cet0 digest0 t0 t1 got sent
 	rm -rf /tmp/mig && mkdir -p $IMG
 	VK_NETNS= VK_TCP=
 	if [ "$flow" = tcp ]; then
-		pod_up || { lab_fail $name.pod "the pod's network on A"; return 1; }
+		pod_up || { mig_fail $name.pod "the pod's network on A"; return 1; }
 		VK_NETNS=/run/netns/$POD VK_TCP=$POD_IP:$POD_PORT
 	fi
 	if ! VK_NETNS=$VK_NETNS VK_TCP=$VK_TCP vk_start $D; then
-		lab_fail $name.start "valkey-server did not answer"
+		mig_fail $name.start "valkey-server did not answer"
 		return 1
 	fi
 	pid=$(cat $D/pid)
@@ -249,39 +289,41 @@ a_migrate() {
 	[ "$flow" = lazy ] && pre=0
 	a_predumps "$name" "$criu" "$pre" || return 1
 	t0=$(lab_now)
-	a_dump "$name" "$criu" "$flow" $((pre + 1)) || { a_after_failed_dump "$name"; return 1; }
+	if ! a_dump "$name" "$criu" "$flow" $((pre + 1)); then
+		alive "$pid" && mig_info $name.after-failed-dump "valkey runs on on A: $(thread_cet "$pid")"
+		return 1
+	fi
 	t1=$(lab_now)
 	[ "$flow" = tcp ] && { $IP route replace $POD_IP/32 via "$LAB_PEER"; pod_down; }
 	[ "$flow" = lazy ] || wait "$pid" 2>/dev/null
 	sent=$(a_send_files $IMG $D)
-	case "$sent" in ok*) ;; *) lab_fail $name.files "$sent"; return 1 ;; esac
+	case "$sent" in ok*) ;; *) mig_fail $name.files "$sent"; return 1 ;; esac
 	if [ "$flow" = lazy ]; then
 		got=$(ask lazy-pages "$criu" $((pre + 1)))
-		[ "$got" = ready ] || { lab_fail $name.lazy-pages "on B: $got"; return 1; }
+		[ "$got" = ready ] || { mig_fail $name.lazy-pages "on B: $got"; return 1; }
 	fi
 	got=$(ask restore "$criu" $((pre + 1)) "$MIG_KEYS" "$flow")
 	case "$got" in
 	restored*) ;;
-	*) lab_fail $name.restore "on B: $got"; return 1 ;;
+	*) mig_fail $name.restore "on B: $got"; return 1 ;;
 	esac
 	if [ "$flow" = lazy ]; then
-		wait $lazy_dump || lab_fail $name.lazy "A's dump (its page server) ended with an error: $(last_error $IMG/1/dump.log)"
+		wait $lazy_dump || mig_fail $name.lazy "A's dump (its page server) ended with an error: $(last_error $IMG/1/dump.log)"
 		wait "$pid" 2>/dev/null
 	fi
-	lab_pass $name.restore "flow=$flow pre_dumps=$pre dump_secs=$(secs "$t0" "$t1") files_$sent $(field "$got" restore_secs | sed 's/^/restore_secs=/')"
+	mig_pass $name.restore "flow=$flow pre_dumps=$pre dump_secs=$(secs "$t0" "$t1") restore_secs=$(field "$got" restore_secs) pages_bytes=$(field "$got" pages_bytes) files_bytes=$(field "$sent" bytes)"
 	if [ "$(field "$got" digest)" = "$digest0" ] && [ "$(field "$got" cet)" = "$cet0" ] &&
 		[ "$(field "$got" write)" = "OK+yes+1" ]; then
-		lab_pass $name.state "digest=$digest0 cet=$cet0"
+		mig_pass $name.state "digest=$digest0 cet=$cet0"
 	else
-		lab_fail $name.state "on B: $got; on A before: digest=$digest0 cet=$cet0"
+		mig_fail $name.state "on B: $got; on A before: digest=$digest0 cet=$cet0"
 	fi
 	[ "$flow" = tcp ] && a_client "$name"
 	got=$(ask smash)
 	case "$got" in
-	cp-fault:*) lab_pass $name.smash "on B: $got" ;;
-	*) lab_fail $name.smash "on B: $got" ;;
+	cp-fault:*) mig_pass $name.smash "on B: $got" ;;
+	*) mig_fail $name.smash "on B: $got" ;;
 	esac
-	ask clean > /dev/null
 }
 
 # a_client NAME: the client on A, stopped after a second more of traffic
@@ -290,20 +332,36 @@ a_client() {
 	sleep 1
 	touch /tmp/mig/stop
 	if wait $client; then
-		lab_pass $1.client "$(cat /tmp/mig/client.out)"
+		mig_pass $1.client "$(cat /tmp/mig/client.out)"
 	else
-		lab_fail $1.client "$(cat /tmp/mig/client.out)"
+		mig_fail $1.client "$(cat /tmp/mig/client.out)"
 	fi
 }
 
-a_after_failed_dump() {
-	if alive "$pid"; then
-		lab_line INFO $1.after-failed-dump "valkey runs on on A: $(thread_cet "$pid")"
+# a_no_server NAME CRIU: the dump's page server is not there (B never
+# started one: a wrong port, a network down): the dump fails with a clear
+# error and valkey runs on on A, its data and CET state as before
+a_no_server() {
+	local name=$1 criu=$2 cet0 digest0 err
+	rm -rf /tmp/mig && mkdir -p $IMG/1
+	vk_start $D || { lab_fail $name "valkey-server did not answer"; return; }
+	pid=$(cat $D/pid)
+	vk_fill $D "$MIG_KEYS" > /dev/null
+	digest0=$(vk_digest $D "$MIG_KEYS")
+	cet0=$(thread_cet "$pid")
+	if $criu dump -t "$pid" -D $IMG/1 -o dump.log -v4 --page-server --address "$LAB_PEER" \
+		--port $((PS_PORT + 99)); then
+		lab_fail $name "the dump succeeded with no page server at $LAB_PEER:$((PS_PORT + 99))"
+	else
+		err=$(grep -a -m1 -iE 'connect|page server' $IMG/1/dump.log | cut -c1-120)
+		if alive "$pid" && [ "$(thread_cet "$pid")" = "$cet0" ] &&
+			[ "$(vk_digest $D "$MIG_KEYS")" = "$digest0" ]; then
+			lab_pass $name "dump refused: $err; valkey runs on on A as before: $cet0"
+		else
+			lab_fail $name "after the failed dump ($err): alive=$(alive "$pid" && echo yes || echo no) cet $(thread_cet "$pid") (was $cet0)"
+		fi
 	fi
-	[ -n "${client:-}" ] && { touch /tmp/mig/stop; wait $client; }
 	vk_kill "$pid"
-	pod_down
-	ask clean > /dev/null
 }
 
 case $LAB_HOST in
@@ -311,6 +369,11 @@ a)
 	echo 30000 > /proc/sys/kernel/ns_last_pid	# B's own tasks keep the low pids
 	for flow in $MIG_FLOWS; do
 		a_migrate migrate.$flow $CRIU_CET "$flow"
+	done
+	a_no_server migrate.no-page-server $CRIU_CET
+	# stock CRIU 4.1.1 on the same network and steps: reported, not judged
+	for flow in $MIG_FLOWS; do
+		MIG_REPORT_ONLY=1 a_migrate migrate.stock.$flow $CRIU_STOCK "$flow"
 	done
 	peer_say $ASK_PORT end
 	;;
