@@ -268,7 +268,7 @@ a_migrate() {
 a_move() {
 	local name=$1 criu=$2 flow=$3 pre=$MIG_PRE cet0 digest0 t0 t1 got sent
 	rm -rf /tmp/mig && mkdir -p $IMG
-	VK_NETNS= VK_TCP=
+	local VK_NETNS= VK_TCP=
 	if [ "$flow" = tcp ]; then
 		pod_up || { mig_fail $name.pod "the pod's network on A"; return 1; }
 		VK_NETNS=/run/netns/$POD VK_TCP=$POD_IP:$POD_PORT
