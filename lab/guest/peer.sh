@@ -32,6 +32,17 @@ peer_net_up() {
 	fi
 }
 
+# peer_up [TRIES]: wait until the peer answers ping (one try a second of
+# guest time, default 600): an idle guest's clock runs far ahead of a
+# booting one's, so a few pings can all go out before the peer is up
+peer_up() {
+	local i=0
+	until ping -c 1 -W 1 "$LAB_PEER" > /dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -ge "${1:-600}" ] && return 1
+	done
+}
+
 # peer_recv PORT FILE [SECONDS]: the bytes of the next connection to PORT
 # into FILE; fails after SECONDS (default 600) of guest time without one
 peer_recv() {

@@ -24,7 +24,9 @@ retrans() { awk '/^Tcp: [0-9]/ { print $13 }' /proc/net/snmp; }
 case $LAB_HOST in
 a)
 	t0=$(lab_now)
-	if ping -c 3 -w 120 "$LAB_PEER" > /tmp/ping.out 2>&1; then
+	if ! peer_up; then
+		lab_fail net.ping "$LAB_PEER never answered ping $(net_counters)"
+	elif ping -c 3 -w 60 "$LAB_PEER" > /tmp/ping.out 2>&1; then
 		lab_pass net.ping "$(tail -1 /tmp/ping.out) waited=$(secs "$t0" "$(lab_now)")"
 	else
 		lab_fail net.ping "$(tail -2 /tmp/ping.out | tr '\n' ' ') $(net_counters)"
