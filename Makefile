@@ -200,6 +200,16 @@ zdtm-host: criu-stock criu-cet
 demo: all
 	@$(PY) lab/run.py --suites demo --show "demo:" --overlay $(BUILD)/overlay-valkey
 
+# valkey on glibc's shadow stacks moved from machine A to machine B over the
+# lab's network (page server, lazy pages, --tcp-established): both kernels,
+# and from the stock kernel to the patched one
+.PHONY: migrate-net
+migrate-net: all
+	@ov=$$(bash lab/overlays/migrate.sh) && for pair in stock:stock patched:patched stock:patched; do \
+		$(PY) lab/run.py --suites net,migrate-net --peer-suites net,migrate-net --kernel $${pair%:*} \
+			--peer-kernel $${pair#*:} --overlay $$ov --timeout 2400 || exit 1; \
+	done
+
 test-host: deps
 	$(PY) -m pytest -q tests -m "not lab"
 

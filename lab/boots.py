@@ -38,11 +38,14 @@ class Boot(NamedTuple):
     cmdline: str = ""           # more kernel command line
     timeout: int = None         # a watchdog longer than run.py's 15 minutes of wall time
     prefetch: bool = True       # False: it needs another boot's output
+    peer: str = None            # two machines: machine B's suites (this one is A)
+    peer_kernel: str = None     # machine B's kernel (default: A's)
 
     @property
     def name(self):
         """Its folder under build/lab-results."""
-        return f"{self.suites.replace(',', '+')}-{self.kernel}{'-' + self.tag if self.tag else ''}"
+        two = f"--{self.peer.replace(',', '+')}-{self.peer_kernel or self.kernel}" if self.peer else ""
+        return f"{self.suites.replace(',', '+')}-{self.kernel}{two}{'-' + self.tag if self.tag else ''}"
 
 
 def declared(module):
@@ -91,7 +94,7 @@ class Session:
             if error:
                 return None, "", error
         return boot_json(boot.suites, boot.kernel, boot.name, overlay=overlay, timeout=boot.timeout,
-                         cmdline=boot.cmdline, env=self.env)
+                         cmdline=boot.cmdline, env=self.env, peer=boot.peer, peer_kernel=boot.peer_kernel)
 
     def result(self, boot):
         """The boot's (results, printed, error): the one the session started

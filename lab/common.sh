@@ -97,6 +97,27 @@ shared_libs() {
 	ldd "$1" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }'
 }
 
+# stage_net_tools ROOT: iproute2's ip (busybox ip has no netns, no save)
+# and iptables (nft back end: the lab kernel has NF_TABLES, no ip_tables)
+# under ROOT, with the xtables modules CRIU's network locks load (-j CRIU,
+# -m mark, ACCEPT, DROP; a connection's --sport/--dport under
+# --tcp-established), dlopen()ed so ldd does not name them.  Their shared
+# libraries are the caller's to stage.
+stage_net_tools() {
+	local root=$1 ip=/usr/sbin/ip t c xt=/usr/lib/x86_64-linux-gnu/xtables
+	[ -x $ip ] || ip=/sbin/ip
+	[ -x /usr/sbin/xtables-nft-multi ] && [ -x $ip ] || die "iptables or iproute2 is missing (lab/build/deps.sh)"
+	install -D "$ip" "$root/usr/sbin/ip"
+	install -D /usr/sbin/xtables-nft-multi "$root/usr/sbin/xtables-nft-multi"
+	for t in iptables ip6tables; do
+		for c in "$t" "$t-save" "$t-restore"; do
+			ln -sf xtables-nft-multi "$root/usr/sbin/$c"
+		done
+	done
+	mkdir -p "$root$xt"
+	cp "$xt/libxt_standard.so" "$xt/libxt_mark.so" "$xt/libxt_tcp.so" "$root$xt/"
+}
+
 # stage_criu ROOT FLAVOUR_DIR: put FLAVOUR_DIR/criu at ROOT/lab/<flavour>/criu
 # with every shared library ldd names, as the guest loads them
 stage_criu() {

@@ -3,6 +3,7 @@
 """Boot the emulated CET machine, run guest suites, report their results.
 
     run.py --suites basics,criu-baseline [--kernel stock|patched|stock-new|patched-new] [--json FILE]
+    run.py --suites net-a --peer-suites net-b [--peer-kernel K]    (two machines, one network)
 
 Bochs 3.0 (tigerlake model, our XRSTORS fix) boots the lab kernel from an
 ISO with our initramfs.  The guest's serial console goes to a file that is
@@ -73,7 +74,9 @@ def make_iso(workdir, bzimage, initrd, cmdline):
     return iso
 
 
-def write_bochsrc(workdir, iso, serial, megs=512):
+def write_bochsrc(workdir, iso, serial, megs=512, nic=None, clock="none"):
+    """The machine: @nic (MAC, UDP port) adds an e1000 card on Bochs'
+    socket network, joined to the other machine by bxhub (class Hub)."""
     # info/error logging is ignored: Bochs 3.0 can deadlock when its SIGALRM
     # handler logs while the CPU loop holds the log lock.
     rc = os.path.join(workdir, "bochsrc")
@@ -86,7 +89,7 @@ ata0-master: type=cdrom, path={iso}, status=inserted
 boot: cdrom
 com1: enabled=1, mode=file, dev={serial}
 display_library: nogui
-clock: sync=none, time0=1
+clock: sync={clock}, time0=1
 mouse: enabled=0
 log: {os.path.join(workdir, "bochs.log")}
 debug: action=ignore
@@ -94,14 +97,19 @@ info: action=ignore
 error: action=ignore
 panic: action=fatal
 """)
+        if nic:
+            f.write(f"e1000: enabled=1, mac={nic[0]}, ethmod=socket, ethdev={nic[1]}\n")
     return rc
 
 
 class Boot:
     """One Bochs run, streamed until done, panic or timeout."""
 
-    def __init__(self, bochs, rc, serial, echo):
+    def __init__(self, bochs, rc, serial, echo, label=""):
         self.serial, self.echo = serial, echo   # echo: False, True (all) or a line prefix
+        self.label = label                      # before each echoed line: which machine
+        if os.path.exists(serial):
+            os.unlink(serial)   # an earlier boot's log (--keep): never read as this one's
         self.report = protocol.Report()
         self.start = time.monotonic()
         self.last_output = self.start
@@ -112,6 +120,7 @@ class Boot:
         self.lines = []
         self._partial = ""
         self._pos = 0
+        self._cpu, self._cpu_at = None, self.start
 
     def poll_serial(self):
         try:
@@ -131,9 +140,9 @@ class Boot:
             if self.report.boot is not None and self.boot_wall is None:
                 self.boot_wall = time.monotonic() - self.start
             if self.echo is True:
-                print(f"  | {line.rstrip()}", flush=True)
+                print(f"{self.label}  | {line.rstrip()}", flush=True)
             elif self.echo and line.startswith(self.echo):
-                print(line.rstrip(), flush=True)
+                print(f"{self.label}{line.rstrip()}", flush=True)
 
     def flush_partial(self):
         if self._partial:
@@ -169,39 +178,46 @@ class Boot:
             self._cpu, self._cpu_at = cpu, now
         return now - self._cpu_at > stall
 
+    def step(self, timeout, boot_timeout, stall=STALL):
+        """One look at the machine: None while it runs on, else why it
+        ended ("" when the guest finished)."""
+        self.poll_serial()
+        elapsed = time.monotonic() - self.start
+        if self.report.panic:
+            return "kernel panic"
+        if self.proc.poll() is not None:
+            self.poll_serial()
+            self.flush_partial()
+            if self.report.done:
+                return ""
+            return f"bochs exited (status {self.proc.returncode}) before the guest was done"
+        if self.report.done:
+            # the guest powers off right after DONE; give it a moment
+            deadline = time.monotonic() + 10
+            while self.proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.1)
+            self.poll_serial()
+            self.flush_partial()
+            return ""
+        if self.report.boot is None and elapsed > boot_timeout:
+            return "boot hang"
+        if self.stalled(stall):
+            return f"bochs stalled: no CPU time for {stall} s (deadlocked)"
+        if elapsed > timeout:
+            # init prints lab-alive every two minutes of guest time:
+            # a long silence is a guest (or emulator) that hung
+            silent = time.monotonic() - self.last_output
+            return f"watchdog: no end after {timeout} s (the console silent for the last {silent:.0f} s)"
+        return None
+
     def run(self, timeout, boot_timeout, stall=STALL):
         """Return None when finished, or the reason it was stopped."""
-        self._cpu, self._cpu_at = None, time.monotonic()
         try:
             while True:
                 time.sleep(0.2)
-                self.poll_serial()
-                elapsed = time.monotonic() - self.start
-                if self.report.panic:
-                    return "kernel panic"
-                if self.proc.poll() is not None:
-                    self.poll_serial()
-                    self.flush_partial()
-                    if self.report.done:
-                        return None
-                    return f"bochs exited (status {self.proc.returncode}) before the guest was done"
-                if self.report.done and elapsed > 0:
-                    # the guest powers off right after DONE; give it a moment
-                    deadline = time.monotonic() + 10
-                    while self.proc.poll() is None and time.monotonic() < deadline:
-                        time.sleep(0.1)
-                    self.poll_serial()
-                    self.flush_partial()
-                    return None
-                if self.report.boot is None and elapsed > boot_timeout:
-                    return "boot hang"
-                if self.stalled(stall):
-                    return f"bochs stalled: no CPU time for {stall} s (deadlocked)"
-                if elapsed > timeout:
-                    # init prints lab-alive every two minutes of guest time:
-                    # a long silence is a guest (or emulator) that hung
-                    silent = time.monotonic() - self.last_output
-                    return f"watchdog: no end after {timeout} s (the console silent for the last {silent:.0f} s)"
+                why = self.step(timeout, boot_timeout, stall)
+                if why is not None:
+                    return why or None
         finally:
             self.kill()
 
@@ -248,8 +264,6 @@ def run_lab(suites, kernel="stock", timeout=900, boot_timeout=180, echo=False, k
     serial = os.path.join(workdir, "serial.log")
     rc = write_bochsrc(workdir, iso, serial, megs)
     for attempt in (1, 2):
-        if os.path.exists(serial):
-            os.unlink(serial)
         boot = Boot(bochs, rc, serial, echo)
         stopped = boot.run(timeout, boot_timeout)
         if (stopped == "boot hang" or (stopped or "").startswith("bochs stalled")) and attempt == 1:
@@ -262,8 +276,135 @@ def run_lab(suites, kernel="stock", timeout=900, boot_timeout=180, echo=False, k
     return boot, stopped, wall
 
 
-def boot_json(suites, kernel, name, overlay=None, timeout=None, megs=None, cmdline=None, env=None):
-    """Boot the lab in a run.py of its own for @suites, its serial log and
+# the two-machine lab: machine A and machine B on one emulated Ethernet
+# (e1000 cards, Bochs' socket back end, joined by bxhub), static IPv4 from
+# the kernel command line (lab.ip=, lab.peer=, read by init).  IPv4 only:
+# the socket back end and bxhub drop multicast, so IPv6 neighbour discovery
+# cannot work.
+PAIR = ({"name": "a", "mac": "52:54:00:76:00:01", "ip": "192.168.76.1"},
+        {"name": "b", "mac": "52:54:00:76:00:02", "ip": "192.168.76.2"})
+# a machine whose peer stopped early waits for it in vain (its suites time
+# out in guest time): this long in wall seconds, then it is stopped too
+PEER_GRACE = 120
+
+
+def free_udp_base(first=40000, last=60000):
+    """A base port with base..base+3 free for UDP: bxhub listens on base+1
+    and base+3, machine A's card on base, B's on base+2.  Tried from a
+    point that depends on our pid, so that boots at once rarely collide."""
+    import socket
+    span = (last - first) // 4
+    for i in range(span):
+        base = first + 4 * ((os.getpid() + i) % span)
+        socks = []
+        try:
+            for port in range(base, base + 4):
+                sk = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                socks.append(sk)
+                sk.bind(("0.0.0.0", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for sk in socks:
+                sk.close()
+    raise LabError("no four free UDP ports for bxhub")
+
+
+class Hub:
+    """bxhub (Bochs' misc/bxhub.cc) for two machines, on free ports; it
+    runs until killed, so the runner owns it by PID like its Bochs."""
+
+    def __init__(self, workdir):
+        hub = need(os.path.join(BUILD, "bochs", "bxhub"), "make bochs")
+        self.base = free_udp_base()
+        self.log = open(os.path.join(workdir, "bxhub.log"), "w")
+        self.proc = subprocess.Popen([hub, f"-base={self.base}", "-ports=2"], stdin=subprocess.DEVNULL,
+                                     stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def port(self, i):
+        """Machine i's card receives on base+2i (and sends to base+2i+1)."""
+        return self.base + 2 * i
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        self.log.close()
+
+
+def pair_cmdline(i, cmdline=""):
+    me, peer = PAIR[i], PAIR[1 - i]
+    return (f"lab.host={me['name']} lab.ip={me['ip']}/24 lab.peer={peer['ip']}" +
+            (f" {cmdline}" if cmdline else ""))
+
+
+# Bochs' clock of a pair: slowdown keeps each guest's time within about a
+# second of the host's.  Under sync=none an idle guest's clock races ahead
+# (a CPU that halts skips to its next timer), tens of times faster than a
+# busy one's: a ping timed out in guest time before the busy peer had
+# answered, TCP retransmitted into the one-frame-a-millisecond receiver
+# (4 MiB at 100 KiB/s, 110 segments again; with slowdown 970 KiB/s, 8), and
+# a client's freeze was counted in the racing clock.  Idle time is real
+# time then, and guest timings do not repeat exactly.
+PAIR_CLOCK = "slowdown"
+
+
+def run_pair(machines, timeout=900, boot_timeout=180, echo=False, keep=None, megs=512, clock=PAIR_CLOCK):
+    """Boot machines A and B at once on one network.  @machines: two dicts
+    with suites, kernel, overlay, cmdline.  Returns ([Boot A, Boot B],
+    [why each stopped or None], wall)."""
+    bochs = need(os.path.join(BUILD, "bochs", "bochs"), "make bochs")
+    initrd0 = need(os.path.join(BUILD, "initramfs.cpio"), "make initramfs")
+    workdir = keep or tempfile.mkdtemp(prefix="criu-cet-pair.")
+    os.makedirs(workdir, exist_ok=True)
+    hub = Hub(workdir)
+    rcs, serials = [], []
+    for i, m in enumerate(machines):
+        d = os.path.join(workdir, PAIR[i]["name"])
+        os.makedirs(d, exist_ok=True)
+        kernel = m.get("kernel", "stock")
+        bzimage = need(os.path.join(BUILD, "kernel", kernel, "bzImage"), f"make kernel-{kernel}")
+        initrd = initrd0
+        if overlay_list(m.get("overlay")):
+            initrd = append_overlays(initrd0, overlay_list(m.get("overlay")), d)
+        iso = make_iso(d, bzimage, initrd,
+                       kernel_cmdline(m["suites"], pair_cmdline(i, m.get("cmdline", ""))))
+        serials.append(os.path.join(d, "serial.log"))
+        rcs.append(write_bochsrc(d, iso, serials[-1], megs, (PAIR[i]["mac"], hub.port(i)), clock))
+    boots = [Boot(bochs, rcs[i], serials[i], echo, label=PAIR[i]["name"].upper())
+             for i in range(2)]
+    stopped, ended = [None, None], [None, None]
+    try:
+        while None in ended:
+            time.sleep(0.2)
+            for i, boot in enumerate(boots):
+                if ended[i] is not None:
+                    continue
+                why = boot.step(timeout, boot_timeout)
+                other = ended[1 - i]
+                if why is None and other is not None and stopped[1 - i] and \
+                        time.monotonic() - other > PEER_GRACE:
+                    why = f"its peer stopped ({stopped[1 - i]}) and it did not end within {PEER_GRACE} s"
+                if why is not None:
+                    boot.kill()
+                    stopped[i], ended[i] = why or None, time.monotonic()
+                    print(f"lab: machine {PAIR[i]['name'].upper()} ended: {why or 'done'}", file=sys.stderr, flush=True)
+    finally:
+        for boot in boots:
+            boot.kill()
+        hub.stop()
+    wall = max(ended) - min(b.start for b in boots)
+    if not keep:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return boots, stopped, wall
+
+
+def boot_json(suites, kernel, name, overlay=None, timeout=None, megs=None, cmdline=None, env=None,
+              peer=None, peer_kernel=None):
+    """Boot the lab in a run.py of its own for @suites (with @peer, two
+    machines: machine B runs the suites @peer on @peer_kernel, its results
+    under "peer"), its serial log and
     results kept in build/lab-results/<name>: (its parsed results (run.py
     --json) with "folder" added, or None; the tail of what run.py printed;
     why it gave no results, or None).  Any number may run at once: each
@@ -284,6 +425,8 @@ def boot_json(suites, kernel, name, overlay=None, timeout=None, megs=None, cmdli
         cmd += ["--megs", str(megs)]
     if cmdline:
         cmd += ["--cmdline", cmdline]
+    if peer:
+        cmd += ["--peer-suites", peer, "--peer-kernel", peer_kernel or kernel]
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=TOP)
     printed = p.stdout[-4000:]
     if not os.path.exists(js):
@@ -307,10 +450,32 @@ def lab_to_json(who, suites, kernel, name=None, overlay=None, timeout=None, megs
     return doc
 
 
+def report_of(boot, stopped, wall, kernel, suites, label=""):
+    """Print a machine's results; its JSON document."""
+    rep = boot.report
+    for r in rep.results:
+        print(f"{label}{r.status:4} {r.name} {r.detail}")
+    for m in rep.malformed:
+        print(f"{label}lab: malformed protocol line: {m}")
+    if stopped:
+        print(f"{label}lab: stopped: {stopped}; serial tail:")
+        for line in boot.lines[-40:]:
+            print(f"{label}  | {line.rstrip()}")
+    boot_s = f"{boot.boot_wall:.1f}" if boot.boot_wall is not None else "n/a"
+    print(f"{label}lab: kernel={kernel} suites={suites}: {rep.summary()} "
+          f"(wall {wall:.1f} s, Bochs start to init {boot_s} s)")
+    return {"stopped": stopped, "done": rep.done, "panic": rep.panic,
+            "boot": rep.boot, "boot_wall": boot.boot_wall, "wall": wall,
+            "suites": rep.suites, "info": rep.info, "malformed": rep.malformed,
+            "results": [r._asdict() for r in rep.results],
+            "serial_tail": boot.lines[-60:]}
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    kernels = ["stock", "patched", "stock-new", "patched-new"]
     ap.add_argument("--suites", required=True, help="comma-separated guest suites")
-    ap.add_argument("--kernel", default="stock", choices=["stock", "patched", "stock-new", "patched-new"])
+    ap.add_argument("--kernel", default="stock", choices=kernels)
     ap.add_argument("--timeout", type=int, default=900, help="watchdog, seconds of wall time")
     ap.add_argument("--json", help="write the parsed results here")
     ap.add_argument("--keep", help="keep ISO, bochsrc and serial log in this folder")
@@ -321,34 +486,47 @@ def main(argv):
     ap.add_argument("--cmdline", default="", metavar="ARGS", help="more kernel command line")
     ap.add_argument("--megs", type=int, default=512,
                     help="guest RAM in MiB (its initramfs, and all it writes, live in half of it)")
+    pair = ap.add_argument_group("two machines", "with --peer-suites, a second machine B boots beside "
+                                 "this one (A) on one network; the JSON holds B's results under \"peer\"")
+    pair.add_argument("--peer-suites", help="machine B's suites")
+    pair.add_argument("--peer-kernel", choices=kernels, help="machine B's kernel (default --kernel)")
+    pair.add_argument("--peer-overlay", metavar="DIR", action="append", help="machine B's overlays "
+                      "(default --overlay)")
+    pair.add_argument("--peer-cmdline", default="", metavar="ARGS", help="machine B's command line")
+    pair.add_argument("--clock", default=PAIR_CLOCK, choices=["none", "slowdown"],
+                      help=f"Bochs' clock sync of both machines (default {PAIR_CLOCK})")
     args = ap.parse_args(argv)
+    # killed (a test session's timeout, make's ^C): the finally clauses
+    # still stop this run's Bochs and bxhub, which no one else would
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    echo = args.show or args.echo
     try:
-        boot, stopped, wall = run_lab(args.suites.split(","), args.kernel, args.timeout,
-                                      echo=args.show or args.echo, keep=args.keep,
-                                      overlay=args.overlay, cmdline=args.cmdline, megs=args.megs)
+        if args.peer_suites:
+            machines = [{"suites": args.suites.split(","), "kernel": args.kernel,
+                         "overlay": args.overlay, "cmdline": args.cmdline},
+                        {"suites": args.peer_suites.split(","), "kernel": args.peer_kernel or args.kernel,
+                         "overlay": args.peer_overlay or args.overlay, "cmdline": args.peer_cmdline}]
+            boots, stopped, wall = run_pair(machines, args.timeout, echo=echo, keep=args.keep,
+                                            megs=args.megs, clock=args.clock)
+        else:
+            boot, why, wall = run_lab(args.suites.split(","), args.kernel, args.timeout, echo=echo,
+                                      keep=args.keep, overlay=args.overlay, cmdline=args.cmdline,
+                                      megs=args.megs)
+            boots, stopped = [boot], [why]
     except (LabError, subprocess.CalledProcessError) as e:
         print(f"lab: error: {e}", file=sys.stderr)
         return 2
-    rep = boot.report
-    for r in rep.results:
-        print(f"{r.status:4} {r.name} {r.detail}")
-    for m in rep.malformed:
-        print(f"lab: malformed protocol line: {m}")
-    if stopped:
-        print(f"lab: stopped: {stopped}; serial tail:")
-        for line in boot.lines[-40:]:
-            print(f"  | {line.rstrip()}")
-    boot_s = f"{boot.boot_wall:.1f}" if boot.boot_wall is not None else "n/a"
-    print(f"lab: kernel={args.kernel} suites={args.suites}: {rep.summary()} "
-          f"(wall {wall:.1f} s, Bochs start to init {boot_s} s)")
+    if len(boots) == 1:
+        doc = report_of(boots[0], stopped[0], wall, args.kernel, args.suites)
+    else:
+        doc = report_of(boots[0], stopped[0], wall, args.kernel, args.suites, "A: ")
+        doc["peer"] = report_of(boots[1], stopped[1], wall, args.peer_kernel or args.kernel,
+                                args.peer_suites, "B: ")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"stopped": stopped, "done": rep.done, "panic": rep.panic,
-                       "boot": rep.boot, "boot_wall": boot.boot_wall, "wall": wall,
-                       "suites": rep.suites, "info": rep.info, "malformed": rep.malformed,
-                       "results": [r._asdict() for r in rep.results],
-                       "serial_tail": boot.lines[-60:]}, f, indent=1)
-    return 0 if rep.ok and not stopped else 1
+            json.dump(doc, f, indent=1)
+    ok = all(b.report.ok for b in boots) and not any(stopped)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

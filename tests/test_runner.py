@@ -128,3 +128,80 @@ def test_emulator_deadlock_is_retried_once(tmp_path, monkeypatch, first, second)
     monkeypatch.setattr(run, "Boot", Fake)
     _, stopped, _ = run.run_lab(["basics"], keep=str(tmp_path / "keep"))
     assert len(started) == 2 and stopped == ends[1]
+
+
+def test_an_earlier_boots_serial_log_is_not_read(tmp_path):
+    """--keep reuses a folder: the last boot's log (which ended in DONE)
+    must not make this boot look finished."""
+    (tmp_path / "serial.log").write_text("@@LAB BOOT k\n@@LAB DONE\n")
+    b, stopped = boot(tmp_path, ["@@LAB BOOT k", "@@LAB PASS a", "exit"])
+    assert stopped.startswith("bochs exited") and not b.report.done
+
+
+# ---- two machines (run.py --peer-suites) ----
+FAKE_HUB = "#!/bin/sh\nexec sleep 3600\n"
+
+
+def pair(tmp_path, monkeypatch, scripts, grace=run.PEER_GRACE):
+    """run_pair() with stand-ins for Bochs and bxhub: each machine's
+    bochsrc.script is scripts[i]; (boots, stopped, bochsrcs, cmdlines)."""
+    for f, text in (("bochs/bochs", FAKE), ("bochs/bxhub", FAKE_HUB)):
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text(text)
+        (tmp_path / f).chmod(0o755)
+    for f in ("kernel/stock/bzImage", "initramfs.cpio"):
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text("")
+    monkeypatch.setattr(run, "BUILD", str(tmp_path))
+    monkeypatch.setattr(run, "PEER_GRACE", grace)
+    cmdlines = []
+    monkeypatch.setattr(run, "make_iso", lambda d, k, i, cmdline: cmdlines.append(cmdline) or d + "/lab.iso")
+    keep = tmp_path / "keep"
+    for i, name in enumerate(("a", "b")):
+        (keep / name).mkdir(parents=True)
+        (keep / name / "bochsrc.script").write_text("\n".join(scripts[i]) + "\n")
+    hubs_before = hubs()
+    boots, stopped, _ = run.run_pair([{"suites": ["x"]}, {"suites": ["y"]}], timeout=30, keep=str(keep))
+    assert hubs() == hubs_before     # its bxhub is stopped too
+    rcs = [(keep / name / "bochsrc").read_text() for name in ("a", "b")]
+    return boots, stopped, rcs, cmdlines
+
+
+def hubs():
+    return {p for p in os.listdir("/proc") if p.isdigit() and
+            "bochs/bxhub" in open(f"/proc/{p}/cmdline", "rb").read().decode(errors="replace")} \
+        if os.path.isdir("/proc") else set()
+
+
+def test_pair_one_network_two_addresses(tmp_path, monkeypatch):
+    done = ["@@LAB BOOT k", "@@LAB PASS a", "@@LAB DONE", "exit"]
+    boots, stopped, rcs, cmdlines = pair(tmp_path, monkeypatch, [done, done])
+    assert stopped == [None, None] and all(b.report.ok for b in boots)
+    cards = [re.search(r"e1000: enabled=1, mac=(\S+), ethmod=socket, ethdev=(\d+)", rc).groups() for rc in rcs]
+    assert cards[0][0] != cards[1][0]                       # two MACs
+    assert int(cards[1][1]) == int(cards[0][1]) + 2         # bxhub's ports: base, base + 2
+    assert "lab.host=a lab.ip=192.168.76.1/24 lab.peer=192.168.76.2" in cmdlines[0]
+    assert "lab.host=b lab.ip=192.168.76.2/24 lab.peer=192.168.76.1" in cmdlines[1]
+    assert all(gone(b.proc.pid) for b in boots)
+
+
+def test_pair_a_machine_whose_peer_died_is_stopped(tmp_path, monkeypatch):
+    """B waits for A in vain once A's emulator is gone: it is stopped
+    PEER_GRACE later, and says why."""
+    start = time.monotonic()
+    boots, stopped, _, _ = pair(tmp_path, monkeypatch,
+                                [["@@LAB BOOT k", "exit"], ["@@LAB BOOT k", "spin 60"]], grace=2)
+    assert stopped[0].startswith("bochs exited")
+    assert stopped[1].startswith("its peer stopped (bochs exited")
+    assert time.monotonic() - start < 30
+    assert all(gone(b.proc.pid) for b in boots)
+
+
+def test_free_udp_base_is_free():
+    import socket
+    base = run.free_udp_base()
+    socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(4)]
+    for i, s in enumerate(socks):
+        s.bind(("0.0.0.0", base + i))     # all four can be had
+    for s in socks:
+        s.close()

@@ -24,6 +24,7 @@ echo 'root:x:0:' > "$root/etc/group"
 
 install -m 0755 "$TOP/lab/guest/init" "$root/init"
 install -m 0644 "$TOP/lab/guest/lib.sh" "$root/lab/lib.sh"
+install -m 0644 "$TOP/lab/guest/peer.sh" "$root/lab/peer.sh"
 install -m 0644 "$TOP"/lab/suites/*.sh "$root/lab/suites/"
 cp -a "$bindir"/. "$root/lab/bin/"
 # extra trees: LAB_EXTRA="SRC:GUEST_DIR ..." copies SRC's contents to GUEST_DIR

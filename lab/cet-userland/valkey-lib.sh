@@ -14,11 +14,14 @@ vcli() {
 
 # vk_start DIR: a valkey-server on DIR/sock, on a shadow stack (glibc's,
 # asked for by the tunable), in its own session, with 2 I/O threads (3 bio
-# threads besides); its pid in DIR/pid once it answers PING
+# threads besides); its pid in DIR/pid once it answers PING.  With VK_TCP
+# (ADDRESS:PORT) it listens there too, and with VK_NETNS (a netns file) it
+# runs in that network namespace.
 vk_start() {
-	local d=$1 pid
+	local d=$1 pid tcp="--port 0"
 	rm -rf "$d" && mkdir -p "$d"
-	GLIBC_TUNABLES=$VK_SHSTK setsid $VK/valkey-server --port 0 --unixsocket "$d/sock" \
+	[ -n "${VK_TCP:-}" ] && tcp="--bind ${VK_TCP%:*} --port ${VK_TCP##*:} --protected-mode no"
+	GLIBC_TUNABLES=$VK_SHSTK setsid ${VK_NETNS:+nsenter --net=$VK_NETNS} $VK/valkey-server $tcp --unixsocket "$d/sock" \
 		--unixsocketperm 700 --dir "$d" --save "" --appendonly no --io-threads 2 \
 		--enable-module-command yes --enable-debug-command yes --logfile "$d/server.log" \
 		--crash-memcheck-enabled no \
@@ -133,6 +136,3 @@ vk_bgsave() {
 		echo "failed: lastsave $before -> $after, rdb $(wc -c < "$d/dump.rdb" 2>/dev/null || echo none), $(vcli "$d" INFO persistence | grep bgsave_status | tr -d '\r')"
 	fi
 }
-
-# secs T0 T1: T1 - T0 in seconds, 2 decimals
-secs() { awk "BEGIN{printf \"%.2f\", $2 - $1}"; }

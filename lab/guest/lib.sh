@@ -10,6 +10,9 @@ lab_skip() { lab_line SKIP "$1" "$2"; }
 # guest time in seconds (monotonic; repeatable under clock: sync=none)
 lab_now() { cut -d' ' -f1 /proc/uptime; }
 
+# secs T0 T1: T1 - T0 in seconds, 2 decimals
+secs() { awk "BEGIN{printf \"%.2f\", $2 - $1}"; }
+
 # alive PID: the task exists and is not a zombie
 alive() {
 	local st

@@ -72,8 +72,6 @@ DIST=/usr/lib/python3/dist-packages
 for c in make bash ldd flock mount rm tar sort diff nft protoc; do
 	command -v "$c" > /dev/null || die "$c is missing (lab/build/deps.sh)"
 done
-ip=/usr/sbin/ip; [ -x $ip ] || ip=/sbin/ip
-[ -x /usr/sbin/xtables-nft-multi ] && [ -x $ip ] || die "iptables or iproute2 is missing (lab/build/deps.sh)"
 
 work=$(mktemp -d /tmp/zdtm-runtime.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -220,19 +218,7 @@ install -D /usr/bin/tar "$out/usr/bin/tar"
 install -D /usr/bin/sort "$out/usr/bin/sort"
 install -D /usr/bin/diff "$out/usr/bin/diff"
 install -D /usr/sbin/nft "$out/usr/sbin/nft"
-install -D "$ip" "$out/usr/sbin/ip"
-install -D /usr/sbin/xtables-nft-multi "$out/usr/sbin/xtables-nft-multi"
-for t in iptables ip6tables; do
-	for c in "$t" "$t-save" "$t-restore"; do
-		ln -s xtables-nft-multi "$out/usr/sbin/$c"
-	done
-done
-# dlopen()ed by iptables, so ldd does not name them: the targets and the
-# matches of CRIU's network locks (-j CRIU, -m mark, ACCEPT, DROP; a TCP
-# connection's --sport/--dport under --tcp-established)
-xt=/usr/lib/x86_64-linux-gnu/xtables
-mkdir -p "$out$xt"
-cp "$xt/libxt_standard.so" "$xt/libxt_mark.so" "$xt/libxt_tcp.so" "$out$xt/"
+stage_net_tools "$out"
 
 # --- every shared library of every ELF staged, at the host's paths, but
 # those the initramfs has already: the ones either CRIU build loads (as

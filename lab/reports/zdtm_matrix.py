@@ -126,10 +126,10 @@ def read_boot(path):
 
 
 def finished_boot(name):
-    """The results of a boot of an earlier run that finished, or None: this
-    build's, else the record's."""
-    return (read_boot(os.path.join(BUILD, "lab-results", f"zdtm-{name}", "results.json")) or
-            read_boot(os.path.join(RECORD, f"{name}.json")))
+    """The results of a boot of an earlier run that finished, or None: the
+    record's (which names the commit the boot ran), else this build's."""
+    return (read_boot(os.path.join(RECORD, f"{name}.json")) or
+            read_boot(os.path.join(BUILD, "lab-results", f"zdtm-{name}", "results.json")))
 
 
 def tree_commit():

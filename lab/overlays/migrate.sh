@@ -1,0 +1,27 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The two-machine migration suite's guest (lab/suites/migrate-net.sh):
+# valkey on the CET glibc (lab/overlays/valkey.sh) plus what CRIU and the
+# pod's network need beside busybox: iproute2 (ip netns, CRIU's ip
+# save/restore) and iptables (CRIU's network lock under --tcp-established),
+# with their shared libraries; as a folder run.py --overlay adds.  Prints
+# the folder.
+set -euo pipefail
+. "$(dirname "$0")/../common.sh"
+
+base=$(bash "$TOP/lab/overlays/valkey.sh") || die "no valkey overlay"
+out=$BUILD/overlay-migrate
+rm -rf "$out" && mkdir -p "$out" && cp -a "$base/." "$out/"
+stage_net_tools "$out"
+# the libraries the initramfs does not have already (both CRIUs' are there)
+have=$(for c in "$BUILD"/criu-stock/criu "$BUILD"/criu-cet/criu; do shared_libs "$c"; done | sort -u)
+for f in "$out/usr/sbin/ip" "$out/usr/sbin/xtables-nft-multi" "$out"/usr/lib/x86_64-linux-gnu/xtables/*.so; do
+	shared_libs "$f"
+done | sort -u | while read -r lib; do
+	grep -qxF "$lib" <<< "$have" && continue
+	[ -e "$out$lib" ] && continue
+	mkdir -p "$out$(dirname "$lib")"
+	cp -Ln "$lib" "$out$lib"
+done
+say "migrate overlay $(du -sh "$out" | cut -f1) -> $out" >&2
+echo "$out"

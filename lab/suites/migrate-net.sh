@@ -1,0 +1,383 @@
+# SPDX-License-Identifier: GPL-2.0
+# Live migration of valkey on glibc's shadow stacks from machine A to
+# machine B over the lab's network (run.py --suites migrate-net
+# --peer-suites migrate-net, the valkey overlay on both), the way p.haul
+# and CRIU's own page-server flow do it: for each pre-dump (--track-mem)
+# and the final dump, B starts `criu page-server` and A's criu sends it the
+# pages; then A sends B the other images and the files the server has
+# open, and B restores.  A drives, B serves A's requests (port 7101, its
+# answers on 7102).  The flows (MIG_FLOWS):
+#   pages  pre-dumps and the dump through B's page server
+#   lazy   post-copy: B's `criu lazy-pages --page-server` pulls the pages
+#          from A's `criu dump --lazy-pages` while the restored server runs
+#   tcp    pages, with valkey in a network namespace of its own (a pod:
+#          veth, its own address routed to the machine it runs on, as
+#          Calico does) and a client on A (steady_client) keeping one
+#          connection open through the move (--tcp-established; the netns
+#          is the runtime's, external to CRIU, as runc does it)
+# What B restored is checked against what A had: data digest, every
+# thread's features and locks, the ss mapping count; a smash is still
+# caught.  Stock CRIU 4.1.1's outcome on the same flows is reported
+# (INFO migrate.stock.*).
+MIG_KEYS=${MIG_KEYS:-2000}
+MIG_PRE=${MIG_PRE:-2}
+MIG_FLOWS=${MIG_FLOWS:-pages lazy tcp}
+CRIU_CET=/lab/criu-cet/criu
+CRIU_STOCK=/lab/criu-stock/criu
+IP=/usr/sbin/ip		# iproute2 (busybox ip has no netns), from the runtime overlay
+D=/tmp/mig/valkey
+IMG=/tmp/mig/img
+POD=vk
+POD_IP=10.76.1.10
+POD_PORT=6379
+PS_PORT=7100
+ASK_PORT=7101
+ANSWER_PORT=7102
+FILES_PORT=7103
+
+if [ -z "$LAB_PEER" ]; then
+	lab_skip migrate-net "not a two-machine boot (run.py --peer-suites)"
+	return 0
+fi
+if [ ! -x /lab/valkey/valkey-server ]; then
+	lab_skip migrate-net "valkey is not in the guest (the overlay lab/overlays/migrate.sh)"
+	return 0
+fi
+. /lab/valkey/lib.sh
+# CRIU runs iptables-restore (its network lock under --tcp-established)
+# from PATH; the overlay's is in /usr/sbin, after busybox's applets
+PATH=$PATH:/usr/sbin
+
+# ---- both machines: the pod's network ----
+# pod_up: network namespace $POD with $POD_IP on its eth0, the other end
+# (vk0) in this machine's namespace, routed to (from this machine's own
+# address: the client's connection is the same wherever the pod runs); the
+# pod reaches the world through a link-local gateway that is vk0's own
+# address on every machine (as Calico's 169.254.1.1), forwarded from there
+pod_up() {
+	$IP netns add $POD &&
+		$IP link add vk0 type veth peer name eth0 netns $POD &&
+		$IP -n $POD link set lo up && $IP -n $POD link set eth0 up &&
+		$IP -n $POD addr add $POD_IP/32 dev eth0 &&
+		$IP -n $POD route add 169.254.1.1 dev eth0 &&
+		$IP -n $POD route add default via 169.254.1.1 dev eth0 &&
+		$IP addr add 169.254.1.1/32 dev vk0 &&
+		$IP link set vk0 up &&
+		echo 1 > /proc/sys/net/ipv4/ip_forward &&
+		$IP route replace $POD_IP/32 dev vk0 src "${LAB_IP%/*}"
+}
+
+pod_down() { $IP netns del $POD 2>/dev/null; }
+
+# ---- B: what A asks for ----
+# page-server CRIU DIR [PREV]: a page server for one dump into IMG/DIR, in
+#   the background (it ends with the dump); "ready" once it listens.  With
+#   PREV, IMG/DIR's parent is IMG/PREV: the server tells the dump which pages
+#   B has already, and only the changed ones cross (CRIU's pre-dump chain)
+# lazy-pages CRIU DIR: the lazy-pages daemon for IMG/DIR, pulling from A
+# files: the other images and the server's files, as a tar on FILES_PORT
+# restore CRIU DIR KEYS [lazy|tcp]: restore IMG/DIR, then the server's state
+# smash: the restored server's return address overwritten
+# clean: the restored server gone, the pod too
+# end: the migration is over
+b_page_server() {
+	mkdir -p "$IMG/$2"
+	if $1 page-server -D "$IMG/$2" --port $PS_PORT -o page-server.log -v4 --daemon \
+		--pidfile "/tmp/mig/ps.$2.pid" ${3:+--prev-images-dir ../$3}; then
+		echo ready
+	else
+		echo "failed: $(last_error "$IMG/$2/page-server.log")"
+	fi
+}
+
+b_lazy_pages() {
+	mkdir -p "$IMG/$2"
+	if $1 lazy-pages -D "$IMG/$2" --page-server --address "$LAB_PEER" --port $PS_PORT \
+		-o lazy-pages.log -v4 --daemon; then
+		echo ready
+	else
+		echo "failed: $(last_error "$IMG/$2/lazy-pages.log")"
+	fi
+}
+
+b_files() {
+	if peer_recv $FILES_PORT /tmp/mig.tar && tar -C / -xf /tmp/mig.tar; then
+		echo "ok bytes=$(wc -c < /tmp/mig.tar)"
+	else
+		echo "failed: no tar from A"
+	fi
+	rm -f /tmp/mig.tar
+}
+
+# b_state PID KEYS: digest, CET state and a write, as fields
+b_state() {
+	local w
+	w=$(vcli $D SET migrated yes && vcli $D GET migrated && vcli $D DEL migrated)
+	echo "digest=$(vk_digest $D "$2") cet=$(thread_cet "$1" | tr ' ' '+') write=$(echo $w | tr ' ' '+')"
+}
+
+b_restore() {
+	local criu=$1 dir=$IMG/$2 pid t0 t1 opts=
+	pid=$(cat $D/pid)
+	case $4 in
+	lazy) opts=--lazy-pages ;;
+	tcp)
+		pod_up || { echo "failed: the pod's network on B"; return; }
+		exec 9< /run/netns/$POD
+		opts="--tcp-established --inherit-fd fd[9]:$POD" ;;
+	esac
+	t0=$(lab_now)
+	if ! $criu restore -D "$dir" -d -o restore.log -v4 $opts; then
+		# the whole story on B's console, the first error for A's line
+		grep -a -B2 -E 'Error|error|fail' "$dir/restore.log" | head -20 | sed 's/^/restore.log: /' >&2
+		ls -la $IMG/* | sed 's/^/images: /' >&2
+		echo "failed: $(last_error "$dir/restore.log")"
+		return
+	fi
+	t1=$(lab_now)
+	exec 9<&-
+	if ! WAIT_TENTHS=300 wait_for vk_answers $D; then
+		echo "failed: restored, no answer: $(cp_fault_of "$pid")"
+		return
+	fi
+	echo "restored restore_secs=$(secs "$t0" "$t1") pages_bytes=$(cat $IMG/*/pages-*.img 2>/dev/null | wc -c) $(b_state "$pid" "$3")"
+}
+
+# b_clean: nothing of a migration left on B: the server, a page server
+# that never got its dump, the pod
+b_clean() {
+	local pid
+	for pid in $(cat /tmp/mig/ps.*.pid 2>/dev/null); do
+		[ "$(cat /proc/$pid/comm 2>/dev/null)" = criu ] && vk_kill "$pid"
+	done
+	pid=$(cat $D/pid 2>/dev/null)
+	[ -n "$pid" ] && vk_kill "$pid"
+	pod_down
+	rm -rf /tmp/mig
+}
+
+b_serve() {
+	local req
+	while req=$(peer_hear $ASK_PORT 1200); do
+		set -- $req
+		case $1 in
+		page-server) peer_say $ANSWER_PORT "$(b_page_server "$2" "$3" "$4")" ;;
+		lazy-pages) peer_say $ANSWER_PORT "$(b_lazy_pages "$2" "$3")" ;;
+		files) peer_say $ANSWER_PORT "$(b_files)" ;;
+		restore) peer_say $ANSWER_PORT "$(b_restore "$2" "$3" "$4" "$5")" ;;
+		smash) peer_say $ANSWER_PORT "$(vk_smash $D "$(cat $D/pid)" | tr ' ' '+')" ;;
+		clean) b_clean; peer_say $ANSWER_PORT done ;;
+		end) return 0 ;;
+		*) peer_say $ANSWER_PORT "failed: unknown request $1" ;;
+		esac
+	done
+	lab_fail migrate.b "no request from A for 1200 s"
+}
+
+# ---- A: the migrations ----
+# mig_pass/mig_fail NAME DETAIL: a verdict on criu-cet's migration; with
+# MIG_REPORT_ONLY (another CRIU's run) only reported, as INFO lines
+mig_pass() {
+	if [ -n "${MIG_REPORT_ONLY:-}" ]; then lab_line INFO "$1" "ok: $2"; else lab_pass "$1" "$2"; fi
+}
+mig_fail() {
+	if [ -n "${MIG_REPORT_ONLY:-}" ]; then lab_line INFO "$1" "failed: $2"; else lab_fail "$1" "$2"; fi
+}
+mig_info() { lab_line INFO "$1" "$2"; }
+
+# ask WORDS: a request to B, its answer printed
+ask() {
+	peer_say $ASK_PORT "$*" && peer_hear $ANSWER_PORT 1200
+}
+
+# field LINE KEY: KEY's value in a "key=value ..." line
+field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+
+# a_send_files PATH...: A's images and the server's files (the pages are
+# on B already, or come from A later); B's answer
+a_send_files() {
+	tar -C / -cf /tmp/mig.tar "${@#/}" || { echo "failed: tar on A"; return; }
+	ask files > /tmp/mig.answer &
+	peer_send $FILES_PORT /tmp/mig.tar
+	wait
+	cat /tmp/mig.answer
+	rm -f /tmp/mig.tar /tmp/mig.answer
+}
+
+# a_predumps NAME CRIU N: N pre-dumps (--track-mem) through B's page server
+# into IMG/1..N
+a_predumps() {
+	local i=1 prev= ans
+	while [ $i -le "$3" ]; do
+		mkdir -p $IMG/$i
+		ans=$(ask page-server "$2" $i $prev)
+		[ "$ans" = ready ] || { mig_fail $1.pre$i "B's page server: $ans"; return 1; }
+		if ! $2 pre-dump -t "$pid" -D $IMG/$i -o pre-dump.log -v4 --track-mem \
+			--page-server --address "$LAB_PEER" --port $PS_PORT ${prev:+--prev-images-dir ../$prev}; then
+			mig_fail $1.pre$i "$(last_error $IMG/$i/pre-dump.log)"
+			return 1
+		fi
+		prev=$i
+		i=$((i + 1))
+	done
+}
+
+# a_dump NAME CRIU FLOW DIR: the final dump of the flow into IMG/DIR
+a_dump() {
+	local name=$1 criu=$2 flow=$3 n=$4 dir=$IMG/$4 prev= ans st
+	[ "$n" -gt 1 ] && prev=$((n - 1))
+	case $flow in
+	lazy)
+		# the dump serves the pages from A until B took them all: in the
+		# background; its status fd says when the images are written
+		mkdir -p $dir && rm -f /tmp/mig.st && mkfifo /tmp/mig.st
+		$criu dump -t "$pid" -D $dir -o dump.log -v4 --lazy-pages --address 0.0.0.0 \
+			--port $PS_PORT --status-fd 3 3> /tmp/mig.st &
+		lazy_dump=$!
+		st=$(dd if=/tmp/mig.st bs=1 count=1 2>/dev/null | od -An -tx1 | tr -d ' ')
+		[ "$st" = 00 ] && return 0
+		wait $lazy_dump
+		mig_fail $name.dump "$(last_error $dir/dump.log)"
+		return 1 ;;
+	tcp) mkdir -p $dir; set -- --tcp-established --external "net[$(stat -L -c %i /run/netns/$POD)]:$POD" ;;
+	*) mkdir -p $dir; set -- ;;
+	esac
+	ans=$(ask page-server "$criu" $n $prev)
+	[ "$ans" = ready ] || { mig_fail $name.dump "B's page server: $ans"; return 1; }
+	if ! $criu dump -t "$pid" -D $dir -o dump.log -v4 --track-mem ${prev:+--prev-images-dir ../$prev} \
+		--page-server --address "$LAB_PEER" --port $PS_PORT "$@"; then
+		mig_fail $name.dump "$(last_error $dir/dump.log)"
+		return 1
+	fi
+}
+
+# a_migrate NAME CRIU FLOW: valkey moved from A to B by FLOW (pages, lazy
+# or tcp); PASS/FAIL lines NAME.*.  Then nothing of it is left on either
+# machine, whatever failed.
+a_migrate() {
+	pid= client= lazy_dump=
+	a_move "$@"
+	[ -n "$client" ] && alive "$client" && { touch /tmp/mig/stop; wait $client; }
+	[ -n "$lazy_dump" ] && kill -9 $lazy_dump 2>/dev/null
+	[ -n "$pid" ] && vk_kill "$pid"
+	pod_down
+	$IP route del $POD_IP/32 2>/dev/null
+	ask clean > /dev/null
+}
+
+a_move() {
+	local name=$1 criu=$2 flow=$3 pre=$MIG_PRE cet0 digest0 t0 t1 got sent
+	rm -rf /tmp/mig && mkdir -p $IMG
+	local VK_NETNS= VK_TCP=
+	if [ "$flow" = tcp ]; then
+		pod_up || { mig_fail $name.pod "the pod's network on A"; return 1; }
+		VK_NETNS=/run/netns/$POD VK_TCP=$POD_IP:$POD_PORT
+	fi
+	if ! VK_NETNS=$VK_NETNS VK_TCP=$VK_TCP vk_start $D; then
+		mig_fail $name.start "valkey-server did not answer"
+		return 1
+	fi
+	pid=$(cat $D/pid)
+	vk_fill $D "$MIG_KEYS" > /dev/null
+	digest0=$(vk_digest $D "$MIG_KEYS")
+	cet0=$(thread_cet "$pid" | tr ' ' '+')
+	if [ "$flow" = tcp ]; then
+		steady_client $POD_IP $POD_PORT /tmp/mig/stop > /tmp/mig/client.out 2>&1 &
+		client=$!
+		sleep 2
+	fi
+	[ "$flow" = lazy ] && pre=0
+	a_predumps "$name" "$criu" "$pre" || return 1
+	t0=$(lab_now)
+	if ! a_dump "$name" "$criu" "$flow" $((pre + 1)); then
+		alive "$pid" && mig_info $name.after-failed-dump "valkey runs on on A: $(thread_cet "$pid")"
+		return 1
+	fi
+	t1=$(lab_now)
+	[ "$flow" = tcp ] && { $IP route replace $POD_IP/32 via "$LAB_PEER"; pod_down; }
+	[ "$flow" = lazy ] || wait "$pid" 2>/dev/null
+	sent=$(a_send_files $IMG $D)
+	case "$sent" in ok*) ;; *) mig_fail $name.files "$sent"; return 1 ;; esac
+	if [ "$flow" = lazy ]; then
+		got=$(ask lazy-pages "$criu" $((pre + 1)))
+		[ "$got" = ready ] || { mig_fail $name.lazy-pages "on B: $got"; return 1; }
+	fi
+	got=$(ask restore "$criu" $((pre + 1)) "$MIG_KEYS" "$flow")
+	case "$got" in
+	restored*) ;;
+	*) mig_fail $name.restore "on B: $got"; return 1 ;;
+	esac
+	if [ "$flow" = lazy ]; then
+		wait $lazy_dump || mig_fail $name.lazy "A's dump (its page server) ended with an error: $(last_error $IMG/1/dump.log)"
+		wait "$pid" 2>/dev/null
+	fi
+	mig_pass $name.restore "flow=$flow pre_dumps=$pre dump_secs=$(secs "$t0" "$t1") restore_secs=$(field "$got" restore_secs) pages_bytes=$(field "$got" pages_bytes) files_bytes=$(field "$sent" bytes)"
+	if [ "$(field "$got" digest)" = "$digest0" ] && [ "$(field "$got" cet)" = "$cet0" ] &&
+		[ "$(field "$got" write)" = "OK+yes+1" ]; then
+		mig_pass $name.state "digest=$digest0 cet=$cet0"
+	else
+		mig_fail $name.state "on B: $got; on A before: digest=$digest0 cet=$cet0"
+	fi
+	[ "$flow" = tcp ] && a_client "$name"
+	got=$(ask smash)
+	case "$got" in
+	cp-fault:*) mig_pass $name.smash "on B: $got" ;;
+	*) mig_fail $name.smash "on B: $got" ;;
+	esac
+}
+
+# a_client NAME: the client on A, stopped after a second more of traffic
+# through B; its connection must have held
+a_client() {
+	sleep 1
+	touch /tmp/mig/stop
+	if wait $client; then
+		mig_pass $1.client "$(cat /tmp/mig/client.out)"
+	else
+		mig_fail $1.client "$(cat /tmp/mig/client.out)"
+	fi
+}
+
+# a_no_server NAME CRIU: the dump's page server is not there (B never
+# started one: a wrong port, a network down): the dump fails with a clear
+# error and valkey runs on on A, its data and CET state as before
+a_no_server() {
+	local name=$1 criu=$2 cet0 digest0 err
+	rm -rf /tmp/mig && mkdir -p $IMG/1
+	vk_start $D || { lab_fail $name "valkey-server did not answer"; return; }
+	pid=$(cat $D/pid)
+	vk_fill $D "$MIG_KEYS" > /dev/null
+	digest0=$(vk_digest $D "$MIG_KEYS")
+	cet0=$(thread_cet "$pid")
+	if $criu dump -t "$pid" -D $IMG/1 -o dump.log -v4 --page-server --address "$LAB_PEER" \
+		--port $((PS_PORT + 99)); then
+		lab_fail $name "the dump succeeded with no page server at $LAB_PEER:$((PS_PORT + 99))"
+	else
+		err=$(grep -a -m1 -iE 'connect|page server' $IMG/1/dump.log | cut -c1-120)
+		if alive "$pid" && [ "$(thread_cet "$pid")" = "$cet0" ] &&
+			[ "$(vk_digest $D "$MIG_KEYS")" = "$digest0" ]; then
+			lab_pass $name "dump refused: $err; valkey runs on on A as before: $cet0"
+		else
+			lab_fail $name "after the failed dump ($err): alive=$(alive "$pid" && echo yes || echo no) cet $(thread_cet "$pid") (was $cet0)"
+		fi
+	fi
+	vk_kill "$pid"
+}
+
+case $LAB_HOST in
+a)
+	echo 30000 > /proc/sys/kernel/ns_last_pid	# B's own tasks keep the low pids
+	for flow in $MIG_FLOWS; do
+		a_migrate migrate.$flow $CRIU_CET "$flow"
+	done
+	a_no_server migrate.no-page-server $CRIU_CET
+	# stock CRIU 4.1.1 on the same network and steps: reported, not judged
+	for flow in $MIG_FLOWS; do
+		MIG_REPORT_ONLY=1 a_migrate migrate.stock.$flow $CRIU_STOCK "$flow"
+	done
+	peer_say $ASK_PORT end
+	;;
+b)
+	b_serve
+	;;
+esac
