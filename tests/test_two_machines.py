@@ -20,7 +20,7 @@ PAIRS = {"stock": ("stock", "stock"), "patched": ("patched", "patched"),
 # two machines at once take both cores; a migration boot is some minutes
 LAB_BOOTS = {name: Boot(SUITES, a, OVERLAY, peer=SUITES, peer_kernel=b, timeout=2400)
              for name, (a, b) in PAIRS.items()}
-FLOWS = ("pages", "lazy", "tcp")
+FLOWS = ("pages", "lazy", "tcp", "tcp-nopre")
 
 pair = lab_fixture(LAB_BOOTS)
 
@@ -63,19 +63,22 @@ def test_migration(pair, flow):
     a, _ = machines(pair)
     done = a.passed(f"migrate.{flow}.restore")
     assert done["flow"] == flow
-    # the pre-dumps' pages and the dump's crossed to B; post-copy has none
-    assert int(done["pre_dumps"]) == (0 if flow == "lazy" else 2)
+    # the pre-dumps' pages and the dump's crossed to B; post-copy and
+    # tcp-nopre have no pre-dump
+    assert int(done["pre_dumps"]) == (0 if flow in ("lazy", "tcp-nopre") else 2)
     assert int(done["pages_bytes"]) > 0 and int(done["files_bytes"]) > 0
     state = a.passed(f"migrate.{flow}.state")
     assert state["cet"].count("shstk/shstk,wrss") >= 5 and state["cet"].endswith("ss=5")
     a.passed(f"migrate.{flow}.smash")
 
 
-def test_tcp_client_kept_its_connection(pair):
-    """The client on A wrote and read through the move on one connection:
-    nothing acknowledged lost, the same CLIENT ID before and after."""
+@pytest.mark.parametrize("flow", ("tcp", "tcp-nopre"))
+def test_tcp_client_kept_its_connection(pair, flow):
+    """The client on A wrote and read through the move on one connection,
+    with pre-dumps and without: nothing acknowledged lost, the same CLIENT
+    ID before and after."""
     a, _ = machines(pair)
-    c = a.passed("migrate.tcp.client")
+    c = a.passed(f"migrate.{flow}.client")
     assert int(c["lost"]) == 0 and int(c["mismatched"]) == 0
     first, last = c["client_id"].split("/")
     assert first == last
