@@ -9,7 +9,7 @@ kernel, and from the stock kernel to the patched one."""
 
 import pytest
 
-from conftest import Boot, fields, lab_fixture
+from conftest import Boot, fields, lab_fixture, lab_results
 
 pytestmark = pytest.mark.lab
 
@@ -18,11 +18,22 @@ SUITES = "net,migrate-net"
 PAIRS = {"stock": ("stock", "stock"), "patched": ("patched", "patched"),
          "stock-to-patched": ("stock", "patched")}
 # two machines at once take both cores; a migration boot is some minutes
-LAB_BOOTS = {name: Boot(SUITES, a, OVERLAY, peer=SUITES, peer_kernel=b, timeout=2400)
-             for name, (a, b) in PAIRS.items()}
+MIGRATIONS = {name: Boot(SUITES, a, OVERLAY, peer=SUITES, peer_kernel=b, timeout=2400,
+                         cmdline="mig.flows=pages,lazy,tcp,tcp-nopre")
+              for name, (a, b) in PAIRS.items()}
 FLOWS = ("pages", "lazy", "tcp", "tcp-nopre")
+# migrations that fail on purpose (migrate-net.sh's a_fall_back and
+# a_lazy_drop): B's criu killed mid-restore, A's network cut while the dump
+# sends its pages and during post-copy; and a destination whose kernel has
+# no user shadow stacks
+FAILED = ("dies", "drop", "lazy-drop")
+FAILURES = {"failures": Boot("migrate-net", "stock", OVERLAY, tag="failures", peer="migrate-net", timeout=2400,
+                             cmdline="mig.flows=" + ",".join(FAILED)),
+            "refused": Boot("migrate-net", "stock", OVERLAY, tag="refused", peer="migrate-net", timeout=1800,
+                            cmdline="mig.flows=refused", peer_cmdline="clearcpuid=user_shstk")}
+LAB_BOOTS = {**MIGRATIONS, **FAILURES}
 
-pair = lab_fixture(LAB_BOOTS)
+pair = lab_fixture(MIGRATIONS)
 
 
 class Machine:
@@ -90,3 +101,63 @@ def test_no_page_server_leaves_the_task_running(pair):
     A with its data and CET state."""
     a, _ = machines(pair)
     a.passed("migrate.no-page-server")
+
+
+def failed_pair(name):
+    return Machine(lab_results(FAILURES[name]).data)
+
+
+@pytest.fixture(scope="module")
+def failures():
+    return failed_pair("failures")
+
+
+@pytest.fixture(scope="module")
+def refused():
+    return failed_pair("refused")
+
+
+def assert_ran_on_and_nothing_left(r):
+    """valkey runs on on A with every thread's shadow stack and locks, and
+    no criu process nor valkey is left on B."""
+    assert r["cet"].count("shstk/shstk,wrss") >= 5 and r["cet"].endswith("ss=5"), r
+    assert (r["b_criu"], r["b_valkey"]) == ("0", "0"), r
+
+
+@pytest.mark.parametrize("flow", FAILED)
+def test_failed_migration_leaves_the_task_running_on_a(failures, flow):
+    """The migration fails, valkey runs on on A as before, and nothing of it
+    stays on B: no half-restored valkey, no page server or lazy-pages
+    daemon waiting for a peer that is gone."""
+    r = failures.passed(f"migrate.{flow}")
+    assert_ran_on_and_nothing_left(r)
+    if flow == "dies":
+        # A's dump went through; B's restore was killed (SIGKILL)
+        assert r["dump_rc"] == "0", r
+    if flow == "drop":
+        # the dump gave up on its silent page server itself, before A's deadline
+        assert r["dump_rc"] == "1", r
+    if flow == "lazy-drop":
+        # A's dump gave up on B, and B's lazy-pages daemon killed the
+        # valkey whose pages could no longer come
+        assert int(r["gave_up_secs"]) < 90 and r["b_lazy_killed"] == "1", r
+
+
+def test_failed_migration_stock_beside(failures):
+    """Stock 4.1.1 whose criu dies on B mid-restore: what it leaves on B,
+    printed beside criu-cet's."""
+    ours = failures.passed("migrate.dies")
+    stock = failures.by_name.get("migrate.stock.dies")
+    assert stock, "no stock line"
+    s = fields(stock)
+    print(f"\nB's criu killed mid-restore, left on B: criu-cet criu={ours['b_criu']} valkey={ours['b_valkey']}; "
+          f"stock 4.1.1 criu={s.get('b_criu')} valkey={s.get('b_valkey')}")
+
+
+def test_destination_without_shadow_stacks_refuses(refused):
+    """B's kernel has no user shadow stacks: criu-cet's restore refuses,
+    naming why, before anything is restored; valkey runs on on A."""
+    r = refused.passed("migrate.refused")
+    assert_ran_on_and_nothing_left(r)
+    detail = refused.by_name["migrate.refused"]["detail"]
+    assert "shadow stack" in detail, detail
