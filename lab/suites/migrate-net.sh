@@ -24,6 +24,9 @@
 #   drop     A's network goes down while the dump sends B its pages
 #   refused  B has no user shadow stacks (a boot with clearcpuid=user_shstk)
 #   lazy-drop  post-copy whose network goes down once valkey runs on B
+# And a rolling upgrade (a_fleet), fleet-FROM-TO[-plain]: A dumps with one
+# CRIU (cet, 4.2.1, stock), B's page server and restore are another's;
+# criu-cet's restores are judged, the others' outcome reported as it is.
 # and valkey must run on on A, with nothing of it left on B.  Stock CRIU
 # 4.1.1's outcome on the same flows is reported (INFO migrate.stock.*).
 # The kernel command line may name the flows: mig.flows=dies,drop.
@@ -31,9 +34,12 @@ MIG_KEYS=${MIG_KEYS:-2000}
 MIG_PRE=${MIG_PRE:-2}
 MIG_FLOWS=${MIG_FLOWS:-$(cmdline_key mig.flows | tr , ' ')}
 MIG_FLOWS=${MIG_FLOWS:-pages lazy tcp tcp-nopre dies drop lazy-drop}
-# stock 4.1.1 beside criu-cet, but not through the drops: without a bound
-# on a silent peer it would only wait out A's deadline
-MIG_STOCK_FLOWS=${MIG_STOCK_FLOWS:-$(echo " $MIG_FLOWS " | sed 's/ drop / /; s/ lazy-drop / /')}
+# stock 4.1.1 beside criu-cet, but not through the drops (without a bound
+# on a silent peer it would only wait out A's deadline) nor the fleet's
+# flows (they name their CRIUs)
+MIG_STOCK_FLOWS=${MIG_STOCK_FLOWS:-$(for f in $MIG_FLOWS; do
+	case $f in drop | lazy-drop | fleet-*) ;; *) echo $f ;; esac
+done)}
 # how long A's dump may take before A gives up on it (as an orchestrator's
 # timeout would), and how long B gets to notice that a migration is over
 MIG_DEADLINE=90
@@ -262,7 +268,7 @@ a_predumps() {
 	local i=1 prev= ans
 	while [ $i -le "$3" ]; do
 		mkdir -p $IMG/$i
-		ans=$(ask page-server "$2" $i $prev)
+		ans=$(ask page-server "${MIG_B_CRIU:-$2}" $i $prev)
 		[ "$ans" = ready ] || { mig_fail $1.pre$i "B's page server: $ans"; return 1; }
 		if ! $2 pre-dump -t "$pid" -D $IMG/$i -o pre-dump.log -v4 --track-mem \
 			--page-server --address "$LAB_PEER" --port $PS_PORT ${prev:+--prev-images-dir ../$prev}; then
@@ -294,7 +300,7 @@ a_dump() {
 	tcp) mkdir -p $dir; set -- --tcp-established --external "net[$(stat -L -c %i /run/netns/$POD)]:$POD" ;;
 	*) mkdir -p $dir; set -- ;;
 	esac
-	ans=$(ask page-server "$criu" $n $prev)
+	ans=$(ask page-server "${MIG_B_CRIU:-$criu}" $n $prev)
 	[ "$ans" = ready ] || { mig_fail $name.dump "B's page server: $ans"; return 1; }
 	if ! $criu dump -t "$pid" -D $dir -o dump.log -v4 --track-mem ${prev:+--prev-images-dir ../$prev} \
 		--page-server --address "$LAB_PEER" --port $PS_PORT "$@"; then
@@ -319,6 +325,8 @@ a_migrate() {
 
 a_move() {
 	local name=$1 criu=$2 flow=${3%-nopre} pre=$MIG_PRE cet0 digest0 t0 t1 got sent
+	local bcriu=${MIG_B_CRIU:-$2} shstk=$VK_SHSTK
+	[ -n "${MIG_PLAIN:-}" ] && shstk=
 	# post-copy has no pre-dump; a -nopre flow is its flow without them
 	case $3 in lazy | *-nopre) pre=0 ;; esac
 	rm -rf /tmp/mig && mkdir -p $IMG
@@ -327,7 +335,7 @@ a_move() {
 		pod_up || { mig_fail $name.pod "the pod's network on A"; return 1; }
 		VK_NETNS=/run/netns/$POD VK_TCP=$POD_IP:$POD_PORT
 	fi
-	if ! VK_NETNS=$VK_NETNS VK_TCP=$VK_TCP vk_start $D; then
+	if ! VK_SHSTK=$shstk VK_NETNS=$VK_NETNS VK_TCP=$VK_TCP vk_start $D; then
 		mig_fail $name.start "valkey-server did not answer"
 		return 1
 	fi
@@ -352,10 +360,10 @@ a_move() {
 	sent=$(a_send_files $IMG $D)
 	case "$sent" in ok*) ;; *) mig_fail $name.files "$sent"; return 1 ;; esac
 	if [ "$flow" = lazy ]; then
-		got=$(ask lazy-pages "$criu" $((pre + 1)))
+		got=$(ask lazy-pages "$bcriu" $((pre + 1)))
 		[ "$got" = ready ] || { mig_fail $name.lazy-pages "on B: $got"; return 1; }
 	fi
-	got=$(ask restore "$criu" $((pre + 1)) "$MIG_KEYS" "$flow")
+	got=$(ask restore "$bcriu" $((pre + 1)) "$MIG_KEYS" "$flow")
 	case "$got" in
 	restored*) ;;
 	*) mig_fail $name.restore "on B: $got"; return 1 ;;
@@ -372,6 +380,8 @@ a_move() {
 		mig_fail $name.state "on B: $got; on A before: digest=$digest0 cet=$cet0"
 	fi
 	[ "$flow" = tcp ] && a_client "$name"
+	# a task without shadow stacks has none to catch a smash
+	[ -n "${MIG_PLAIN:-}" ] && return 0
 	got=$(ask smash)
 	case "$got" in
 	cp-fault:*) mig_pass $name.smash "on B: $got" ;;
@@ -439,6 +449,33 @@ a_fall_back() {
 		mig_fail $name "$why; on A alive=$(alive "$pid" && echo yes || echo no) cet=$(thread_cet "$pid" | tr ' ' '+') (was $cet0) dump_rc=$rc b_$(echo $left | sed 's/ / b_/g')"
 	fi
 	vk_kill "$pid"
+}
+
+# a_fleet NAME CRIU FLOW: FLOW fleet-FROM-TO[-plain], the pages flow with
+# A's pre-dumps and dump by FROM, B's page server and restore by TO (cet,
+# 4.2.1, stock), valkey on shadow stacks or, -plain, without.  Judged when
+# criu-cet restores; another CRIU's outcome is reported (INFO), with what
+# it lost.  NAME.restore/state/smash as a_move's.
+a_fleet() {
+	local spec=${3#fleet-} plain= from to
+	case $spec in *-plain) plain=1 spec=${spec%-plain} ;; esac
+	from=$(criu_of "${spec%%-*}") && to=$(criu_of "${spec#*-}") ||
+		{ lab_skip "$1" "no CRIU ${spec%%-*} or ${spec#*-} in the guest (overlay lab/overlays/upstream.sh)"; return; }
+	if [ "${spec#*-}" = cet ]; then
+		MIG_PLAIN=$plain MIG_B_CRIU=$to a_migrate "$1" "$from" pages
+	else
+		MIG_PLAIN=$plain MIG_B_CRIU=$to MIG_REPORT_ONLY=1 a_migrate "$1" "$from" pages
+	fi
+}
+
+# criu_of NAME: the guest's CRIU of that name (cet, 4.2.1, stock)
+criu_of() {
+	case $1 in
+	cet) echo $CRIU_CET ;;
+	stock) echo $CRIU_STOCK ;;
+	4.2.1) [ -x /lab/criu-4.2.1/criu ] && echo /lab/criu-4.2.1/criu ;;
+	*) return 1 ;;
+	esac
 }
 
 # a_lazy_drop NAME CRIU: post-copy, and A's network goes down as soon as
@@ -531,6 +568,7 @@ a_flow() {
 	case $3 in
 	dies | drop | refused) a_fall_back "$@"; ask clean > /dev/null ;;
 	lazy-drop) a_lazy_drop "$@"; ask clean > /dev/null ;;
+	fleet-*) a_fleet "$@" ;;
 	*) a_migrate "$@" ;;
 	esac
 }
