@@ -40,6 +40,7 @@ class Boot(NamedTuple):
     prefetch: bool = True       # False: it needs another boot's output
     peer: str = None            # two machines: machine B's suites (this one is A)
     peer_kernel: str = None     # machine B's kernel (default: A's)
+    peer_cmdline: str = ""      # more of machine B's kernel command line
 
     @property
     def name(self):
@@ -94,7 +95,8 @@ class Session:
             if error:
                 return None, "", error
         return boot_json(boot.suites, boot.kernel, boot.name, overlay=overlay, timeout=boot.timeout,
-                         cmdline=boot.cmdline, env=self.env, peer=boot.peer, peer_kernel=boot.peer_kernel)
+                         cmdline=boot.cmdline, env=self.env, peer=boot.peer, peer_kernel=boot.peer_kernel,
+                         peer_cmdline=boot.peer_cmdline)
 
     def result(self, boot):
         """The boot's (results, printed, error): the one the session started

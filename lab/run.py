@@ -401,10 +401,10 @@ def run_pair(machines, timeout=900, boot_timeout=180, echo=False, keep=None, meg
 
 
 def boot_json(suites, kernel, name, overlay=None, timeout=None, megs=None, cmdline=None, env=None,
-              peer=None, peer_kernel=None):
+              peer=None, peer_kernel=None, peer_cmdline=None):
     """Boot the lab in a run.py of its own for @suites (with @peer, two
-    machines: machine B runs the suites @peer on @peer_kernel, its results
-    under "peer"), its serial log and
+    machines: machine B runs the suites @peer on @peer_kernel with
+    @peer_cmdline, its results under "peer"), its serial log and
     results kept in build/lab-results/<name>: (its parsed results (run.py
     --json) with "folder" added, or None; the tail of what run.py printed;
     why it gave no results, or None).  Any number may run at once: each
@@ -427,6 +427,8 @@ def boot_json(suites, kernel, name, overlay=None, timeout=None, megs=None, cmdli
         cmd += ["--cmdline", cmdline]
     if peer:
         cmd += ["--peer-suites", peer, "--peer-kernel", peer_kernel or kernel]
+        if peer_cmdline:
+            cmd += ["--peer-cmdline", peer_cmdline]
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=TOP)
     printed = p.stdout[-4000:]
     if not os.path.exists(js):

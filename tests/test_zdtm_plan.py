@@ -293,6 +293,32 @@ def test_flows_keep_what_criu_cet_passes_without_them():
         "zdtm-flows: stock shstk criu-cet: pre2 1/3 rpc 1/3; wall 10 min"
 
 
+RPC_LIMIT = """\
+======================== Run zdtm/static/file_locks00 in ns =======================
+shstk-state: 3 thread(s) on a shadow stack
+############# Test zdtm/static/file_locks00 FAIL at RPC for --file-locks(--pidfile) required ##############
+======================== Run zdtm/static/env00 in ns =======================
+########### Test zdtm/static/env00 FAIL at RPC restore ###########
+"""
+
+
+def test_a_flag_zdtm_py_cannot_pass_over_rpc_is_a_skip_that_names_it():
+    r = zdtm_results.parse(RPC_LIMIT)
+    assert r["zdtm/static/file_locks00"] == ("SKIP", "zdtm.py's --rpc runner cannot pass --file-locks", "shstk=3")
+    # any other failure at an RPC step is CRIU's and stays one
+    assert r["zdtm/static/env00"][0] == "FAIL"
+    # boots recorded before the rule are judged by it too
+    doc = {"runs": ["shstk:criu-cet:rpc"], "boots": [{"kernel": "stock", "results": [
+        {"name": "zdtm.shstk.criu-cet.rpc.ns.zdtm/static/cgroup00", "status": "FAIL",
+         "detail": "zdtm.py: FAIL at RPC for --manage-cgroups(--pidfile) required shstk=3"},
+        {"name": "zdtm.shstk.criu-cet.rpc.ns.zdtm/static/env00", "status": "FAIL",
+         "detail": "zdtm.py: FAIL at RPC restore shstk=1"}]}]}
+    cells = zdtm_matrix.collect(doc)
+    assert cells[("stock", "shstk:criu-cet:rpc", "zdtm/static/cgroup00")] == \
+        [("SKIP", "zdtm.py's --rpc runner cannot pass --manage-cgroups")]
+    assert cells[("stock", "shstk:criu-cet:rpc", "zdtm/static/env00")][0][0] == "FAIL"
+
+
 def test_shstk_state_sees_a_lazy_page_copied_into_a_shadow_stack(tmp_path):
     (tmp_path / "lazy-pages.log").write_text(
         "(00.100000) uffd: 41-5: Found 12 pages to be handled by UFFD\n"

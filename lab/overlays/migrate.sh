@@ -4,8 +4,9 @@
 # valkey on the CET glibc (lab/overlays/valkey.sh) plus what CRIU and the
 # pod's network need beside busybox: iproute2 (ip netns, CRIU's ip
 # save/restore) and iptables (CRIU's network lock under --tcp-established),
-# with their shared libraries; as a folder run.py --overlay adds.  Prints
-# the folder.
+# with their shared libraries, and CRIU 4.2.1 (lab/overlays/upstream.sh)
+# for the rolling upgrade's flows when it can be had; as a folder run.py
+# --overlay adds.  Prints the folder.
 set -euo pipefail
 . "$(dirname "$0")/../common.sh"
 
@@ -13,6 +14,11 @@ base=$(bash "$TOP/lab/overlays/valkey.sh") || die "no valkey overlay"
 out=$BUILD/overlay-migrate
 rm -rf "$out" && mkdir -p "$out" && cp -a "$base/." "$out/"
 stage_net_tools "$out"
+if up=$(bash "$TOP/lab/overlays/upstream.sh"); then
+	cp -a "$up/." "$out/"
+else
+	say "no CRIU 4.2.1 for the fleet's flows: they will say skipped" >&2
+fi
 # the libraries the initramfs does not have already (both CRIUs' are there)
 have=$(for c in "$BUILD"/criu-stock/criu "$BUILD"/criu-cet/criu; do shared_libs "$c"; done | sort -u)
 for f in "$out/usr/sbin/ip" "$out/usr/sbin/xtables-nft-multi" "$out"/usr/lib/x86_64-linux-gnu/xtables/*.so; do

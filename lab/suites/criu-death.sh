@@ -5,4 +5,7 @@
 # dump (as an OOM kill, an operator or an orchestrator's timeout would).
 # Every time, the task must run on with its CET state exactly as before:
 # one and many threads, WRSS on and off, glibc's lock (lib.sh: death_cases).
+# Then criu dies during a restore: before its end nothing restored may stay
+# behind, after it the tasks run on (lib.sh: restore_death_cases).
 death_cases /lab/criu-cet/criu ""
+restore_death_cases /lab/criu-cet/criu ""

@@ -15,13 +15,35 @@
 #          Calico does) and a client on A (steady_client) keeping one
 #          connection open through the move (--tcp-established; the netns
 #          is the runtime's, external to CRIU, as runc does it)
+#   tcp-nopre  tcp without pre-dumps: every page crosses while valkey is
+#          frozen, the freeze the pre-dumps save
 # What B restored is checked against what A had: data digest, every
 # thread's features and locks, the ss mapping count; a smash is still
-# caught.  Stock CRIU 4.1.1's outcome on the same flows is reported
-# (INFO migrate.stock.*).
+# caught.  Then migrations that fail on purpose (a_fall_back):
+#   dies     B's criu is killed mid-restore (by its own action script)
+#   drop     A's network goes down while the dump sends B its pages
+#   refused  B has no user shadow stacks (a boot with clearcpuid=user_shstk)
+#   lazy-drop  post-copy whose network goes down once valkey runs on B
+# And a rolling upgrade (a_fleet), fleet-FROM-TO[-plain]: A dumps with one
+# CRIU (cet, 4.2.1, stock), B's page server and restore are another's;
+# criu-cet's restores are judged, the others' outcome reported as it is.
+# and valkey must run on on A, with nothing of it left on B.  Stock CRIU
+# 4.1.1's outcome on the same flows is reported (INFO migrate.stock.*).
+# The kernel command line may name the flows: mig.flows=dies,drop.
 MIG_KEYS=${MIG_KEYS:-2000}
 MIG_PRE=${MIG_PRE:-2}
-MIG_FLOWS=${MIG_FLOWS:-pages lazy tcp}
+MIG_FLOWS=${MIG_FLOWS:-$(cmdline_key mig.flows | tr , ' ')}
+MIG_FLOWS=${MIG_FLOWS:-pages lazy tcp tcp-nopre dies drop lazy-drop}
+# stock 4.1.1 beside criu-cet, but not through the drops (without a bound
+# on a silent peer it would only wait out A's deadline) nor the fleet's
+# flows (they name their CRIUs)
+MIG_STOCK_FLOWS=${MIG_STOCK_FLOWS:-$(for f in $MIG_FLOWS; do
+	case $f in drop | lazy-drop | fleet-*) ;; *) echo $f ;; esac
+done)}
+# how long A's dump may take before A gives up on it (as an orchestrator's
+# timeout would), and how long B gets to notice that a migration is over
+MIG_DEADLINE=90
+MIG_LEFT_WAIT=60
 CRIU_CET=/lab/criu-cet/criu
 CRIU_STOCK=/lab/criu-stock/criu
 IP=/usr/sbin/ip		# iproute2 (busybox ip has no netns), from the runtime overlay
@@ -117,30 +139,65 @@ b_state() {
 }
 
 b_restore() {
-	local criu=$1 dir=$IMG/$2 pid t0 t1 opts=
+	local criu=$1 dir=$IMG/$2 pid t0 t1 rc opts=
 	pid=$(cat $D/pid)
 	case $4 in
-	lazy) opts=--lazy-pages ;;
+	lazy | lazy-drop) opts=--lazy-pages ;;
+	dies)
+		# criu killed once every task is restored, before its last stages
+		printf '#!/bin/sh\n[ "$CRTOOLS_SCRIPT_ACTION" = post-restore ] && kill -9 $PPID\nexit 0\n' > /tmp/mig/die.sh
+		chmod +x /tmp/mig/die.sh
+		opts="--action-script /tmp/mig/die.sh" ;;
 	tcp)
 		pod_up || { echo "failed: the pod's network on B"; return; }
 		exec 9< /run/netns/$POD
 		opts="--tcp-established --inherit-fd fd[9]:$POD" ;;
 	esac
 	t0=$(lab_now)
-	if ! $criu restore -D "$dir" -d -o restore.log -v4 $opts; then
+	$criu restore -D "$dir" -d -o restore.log -v4 $opts
+	rc=$?
+	if [ $rc != 0 ]; then
 		# the whole story on B's console, the first error for A's line
 		grep -a -B2 -E 'Error|error|fail' "$dir/restore.log" | head -20 | sed 's/^/restore.log: /' >&2
 		ls -la $IMG/* | sed 's/^/images: /' >&2
-		echo "failed: $(last_error "$dir/restore.log")"
+		echo "failed: rc=$rc $(last_error "$dir/restore.log")"
 		return
 	fi
 	t1=$(lab_now)
 	exec 9<&-
+	# lazy-drop: A cuts the network now, pages still to come
+	[ "$4" = lazy-drop ] && { echo "restored restore_secs=$(secs "$t0" "$t1")"; return; }
 	if ! WAIT_TENTHS=300 wait_for vk_answers $D; then
 		echo "failed: restored, no answer: $(cp_fault_of "$pid")"
 		return
 	fi
 	echo "restored restore_secs=$(secs "$t0" "$t1") pages_bytes=$(cat $IMG/*/pages-*.img 2>/dev/null | wc -c) $(b_state "$pid" "$3")"
+}
+
+# b_left WAIT: what of a migration is still on B, once nothing more
+# should be: criu processes (a page server, a lazy-pages daemon, a
+# restore) and valkey servers, after up to WAIT seconds for them to end
+b_left() {
+	local t=0 n
+	while n=$(b_count) && [ "$n" != "0 0" ] && [ $t -lt "$1" ]; do
+		sleep 1
+		t=$((t + 1))
+	done
+	set -- $n
+	# lazy_killed: tasks the lazy-pages daemon killed, their pages lost
+	echo "criu=$1 valkey=$2 waited=$t lazy_killed=$(cat $IMG/*/lazy-pages.log 2>/dev/null |
+		grep -ac 'lazy pages cannot come')"
+}
+
+b_count() {
+	local c=0 v=0 f
+	for f in /proc/[0-9]*/comm; do
+		case $(cat "$f" 2>/dev/null) in
+		criu) c=$((c + 1)) ;;
+		valkey-server) v=$((v + 1)) ;;
+		esac
+	done
+	echo "$c $v"
 }
 
 # b_clean: nothing of a migration left on B: the server, a page server
@@ -165,6 +222,7 @@ b_serve() {
 		lazy-pages) peer_say $ANSWER_PORT "$(b_lazy_pages "$2" "$3")" ;;
 		files) peer_say $ANSWER_PORT "$(b_files)" ;;
 		restore) peer_say $ANSWER_PORT "$(b_restore "$2" "$3" "$4" "$5")" ;;
+		left) peer_say $ANSWER_PORT "$(b_left "$2")" ;;
 		smash) peer_say $ANSWER_PORT "$(vk_smash $D "$(cat $D/pid)" | tr ' ' '+')" ;;
 		clean) b_clean; peer_say $ANSWER_PORT done ;;
 		end) return 0 ;;
@@ -210,7 +268,7 @@ a_predumps() {
 	local i=1 prev= ans
 	while [ $i -le "$3" ]; do
 		mkdir -p $IMG/$i
-		ans=$(ask page-server "$2" $i $prev)
+		ans=$(ask page-server "${MIG_B_CRIU:-$2}" $i $prev)
 		[ "$ans" = ready ] || { mig_fail $1.pre$i "B's page server: $ans"; return 1; }
 		if ! $2 pre-dump -t "$pid" -D $IMG/$i -o pre-dump.log -v4 --track-mem \
 			--page-server --address "$LAB_PEER" --port $PS_PORT ${prev:+--prev-images-dir ../$prev}; then
@@ -242,7 +300,7 @@ a_dump() {
 	tcp) mkdir -p $dir; set -- --tcp-established --external "net[$(stat -L -c %i /run/netns/$POD)]:$POD" ;;
 	*) mkdir -p $dir; set -- ;;
 	esac
-	ans=$(ask page-server "$criu" $n $prev)
+	ans=$(ask page-server "${MIG_B_CRIU:-$criu}" $n $prev)
 	[ "$ans" = ready ] || { mig_fail $name.dump "B's page server: $ans"; return 1; }
 	if ! $criu dump -t "$pid" -D $dir -o dump.log -v4 --track-mem ${prev:+--prev-images-dir ../$prev} \
 		--page-server --address "$LAB_PEER" --port $PS_PORT "$@"; then
@@ -266,14 +324,18 @@ a_migrate() {
 }
 
 a_move() {
-	local name=$1 criu=$2 flow=$3 pre=$MIG_PRE cet0 digest0 t0 t1 got sent
+	local name=$1 criu=$2 flow=${3%-nopre} pre=$MIG_PRE cet0 digest0 t0 t1 got sent
+	local bcriu=${MIG_B_CRIU:-$2} shstk=$VK_SHSTK
+	[ -n "${MIG_PLAIN:-}" ] && shstk=
+	# post-copy has no pre-dump; a -nopre flow is its flow without them
+	case $3 in lazy | *-nopre) pre=0 ;; esac
 	rm -rf /tmp/mig && mkdir -p $IMG
 	local VK_NETNS= VK_TCP=
 	if [ "$flow" = tcp ]; then
 		pod_up || { mig_fail $name.pod "the pod's network on A"; return 1; }
 		VK_NETNS=/run/netns/$POD VK_TCP=$POD_IP:$POD_PORT
 	fi
-	if ! VK_NETNS=$VK_NETNS VK_TCP=$VK_TCP vk_start $D; then
+	if ! VK_SHSTK=$shstk VK_NETNS=$VK_NETNS VK_TCP=$VK_TCP vk_start $D; then
 		mig_fail $name.start "valkey-server did not answer"
 		return 1
 	fi
@@ -286,7 +348,6 @@ a_move() {
 		client=$!
 		sleep 2
 	fi
-	[ "$flow" = lazy ] && pre=0
 	a_predumps "$name" "$criu" "$pre" || return 1
 	t0=$(lab_now)
 	if ! a_dump "$name" "$criu" "$flow" $((pre + 1)); then
@@ -299,10 +360,10 @@ a_move() {
 	sent=$(a_send_files $IMG $D)
 	case "$sent" in ok*) ;; *) mig_fail $name.files "$sent"; return 1 ;; esac
 	if [ "$flow" = lazy ]; then
-		got=$(ask lazy-pages "$criu" $((pre + 1)))
+		got=$(ask lazy-pages "$bcriu" $((pre + 1)))
 		[ "$got" = ready ] || { mig_fail $name.lazy-pages "on B: $got"; return 1; }
 	fi
-	got=$(ask restore "$criu" $((pre + 1)) "$MIG_KEYS" "$flow")
+	got=$(ask restore "$bcriu" $((pre + 1)) "$MIG_KEYS" "$flow")
 	case "$got" in
 	restored*) ;;
 	*) mig_fail $name.restore "on B: $got"; return 1 ;;
@@ -311,7 +372,7 @@ a_move() {
 		wait $lazy_dump || mig_fail $name.lazy "A's dump (its page server) ended with an error: $(last_error $IMG/1/dump.log)"
 		wait "$pid" 2>/dev/null
 	fi
-	mig_pass $name.restore "flow=$flow pre_dumps=$pre dump_secs=$(secs "$t0" "$t1") restore_secs=$(field "$got" restore_secs) pages_bytes=$(field "$got" pages_bytes) files_bytes=$(field "$sent" bytes)"
+	mig_pass $name.restore "flow=$3 pre_dumps=$pre dump_secs=$(secs "$t0" "$t1") restore_secs=$(field "$got" restore_secs) pages_bytes=$(field "$got" pages_bytes) files_bytes=$(field "$sent" bytes)"
 	if [ "$(field "$got" digest)" = "$digest0" ] && [ "$(field "$got" cet)" = "$cet0" ] &&
 		[ "$(field "$got" write)" = "OK+yes+1" ]; then
 		mig_pass $name.state "digest=$digest0 cet=$cet0"
@@ -319,6 +380,8 @@ a_move() {
 		mig_fail $name.state "on B: $got; on A before: digest=$digest0 cet=$cet0"
 	fi
 	[ "$flow" = tcp ] && a_client "$name"
+	# a task without shadow stacks has none to catch a smash
+	[ -n "${MIG_PLAIN:-}" ] && return 0
 	got=$(ask smash)
 	case "$got" in
 	cp-fault:*) mig_pass $name.smash "on B: $got" ;;
@@ -336,6 +399,142 @@ a_client() {
 	else
 		mig_fail $1.client "$(cat /tmp/mig/client.out)"
 	fi
+}
+
+# a_fall_back NAME CRIU FLOW: a migration that fails on purpose (dies,
+# drop, refused: above).  A's dump leaves valkey stopped (--leave-stopped),
+# as a migration that can fall back does: had B restored it, A would kill
+# its copy; B did not, and A lets it run on.  PASS NAME when valkey runs on
+# on A with its data and CET state as before and nothing of the migration
+# is left on B (B's answer to "left", after its time to notice).
+a_fall_back() {
+	local name=$1 criu=$2 flow=$3 dir=$IMG/1 cet0 digest0 got why left rc
+	rm -rf /tmp/mig && mkdir -p $dir
+	vk_start $D || { mig_fail $name "valkey-server did not answer"; return; }
+	pid=$(cat $D/pid)
+	vk_fill $D "$MIG_KEYS" > /dev/null
+	digest0=$(vk_digest $D "$MIG_KEYS")
+	cet0=$(thread_cet "$pid" | tr ' ' '+')
+	got=$(ask page-server "$criu" 1)
+	[ "$got" = ready ] || { mig_fail $name "B's page server: $got"; vk_kill "$pid"; return; }
+	local dropper=
+	if [ "$flow" = drop ]; then
+		a_drop_when_sending $dir/dump.log &
+		dropper=$!
+	fi
+	timeout -s KILL $MIG_DEADLINE $criu dump -t "$pid" -D $dir -o dump.log -v4 --leave-stopped \
+		--page-server --address "$LAB_PEER" --port $PS_PORT
+	rc=$?
+	[ -n "$dropper" ] && { wait $dropper; a_net_back; }
+	if [ $rc = 0 ]; then
+		got=$(a_send_files $IMG $D)
+		case "$got" in ok*) got=$(ask restore "$criu" 1 "$MIG_KEYS" "$flow") ;; esac
+		why="on B: $got"
+	else
+		why="dump rc=$rc ($([ $rc = 137 ] && echo "killed at A's ${MIG_DEADLINE} s deadline" ||
+			last_error $dir/dump.log))"
+	fi
+	case "$got" in
+	restored*)
+		mig_fail $name "B restored valkey: the failure did not happen ($got)"
+		vk_kill "$pid"
+		return ;;
+	esac
+	left=$(ask left $MIG_LEFT_WAIT)
+	kill -CONT "$pid" 2>/dev/null
+	if alive "$pid" && [ "$(vk_digest $D "$MIG_KEYS")" = "$digest0" ] &&
+		[ "$(thread_cet "$pid" | tr ' ' '+')" = "$cet0" ] && [ "$(field "$left" criu)$(field "$left" valkey)" = 00 ]; then
+		mig_pass $name "$why; valkey runs on on A as before cet=$cet0 dump_rc=$rc b_$(echo $left | sed 's/ / b_/g')"
+	else
+		mig_fail $name "$why; on A alive=$(alive "$pid" && echo yes || echo no) cet=$(thread_cet "$pid" | tr ' ' '+') (was $cet0) dump_rc=$rc b_$(echo $left | sed 's/ / b_/g')"
+	fi
+	vk_kill "$pid"
+}
+
+# a_fleet NAME CRIU FLOW: FLOW fleet-FROM-TO[-plain], the pages flow with
+# A's pre-dumps and dump by FROM, B's page server and restore by TO (cet,
+# 4.2.1, stock), valkey on shadow stacks or, -plain, without.  Judged when
+# criu-cet restores; another CRIU's outcome is reported (INFO), with what
+# it lost.  NAME.restore/state/smash as a_move's.
+a_fleet() {
+	local spec=${3#fleet-} plain= from to
+	case $spec in *-plain) plain=1 spec=${spec%-plain} ;; esac
+	from=$(criu_of "${spec%%-*}") && to=$(criu_of "${spec#*-}") ||
+		{ lab_skip "$1" "no CRIU ${spec%%-*} or ${spec#*-} in the guest (overlay lab/overlays/upstream.sh)"; return; }
+	if [ "${spec#*-}" = cet ]; then
+		MIG_PLAIN=$plain MIG_B_CRIU=$to a_migrate "$1" "$from" pages
+	else
+		MIG_PLAIN=$plain MIG_B_CRIU=$to MIG_REPORT_ONLY=1 a_migrate "$1" "$from" pages
+	fi
+}
+
+# criu_of NAME: the guest's CRIU of that name (cet, 4.2.1, stock)
+criu_of() {
+	case $1 in
+	cet) echo $CRIU_CET ;;
+	stock) echo $CRIU_STOCK ;;
+	4.2.1) [ -x /lab/criu-4.2.1/criu ] && echo /lab/criu-4.2.1/criu ;;
+	*) return 1 ;;
+	esac
+}
+
+# a_lazy_drop NAME CRIU: post-copy, and A's network goes down as soon as
+# B runs valkey with pages still on A.  A's dump (the pages' server) must
+# give up on B and let valkey run on; B's lazy-pages daemon must give up on
+# A and kill the valkey whose pages cannot come (not leave it to zeroes).
+# PASS NAME as a_fall_back's.
+a_lazy_drop() {
+	local name=$1 criu=$2 dir=$IMG/1 cet0 digest0 got left st t=0
+	rm -rf /tmp/mig && mkdir -p $dir
+	vk_start $D || { mig_fail $name "valkey-server did not answer"; return; }
+	pid=$(cat $D/pid)
+	vk_fill $D "$MIG_KEYS" > /dev/null
+	digest0=$(vk_digest $D "$MIG_KEYS")
+	cet0=$(thread_cet "$pid" | tr ' ' '+')
+	rm -f /tmp/mig.st && mkfifo /tmp/mig.st
+	$criu dump -t "$pid" -D $dir -o dump.log -v4 --lazy-pages --address 0.0.0.0 \
+		--port $PS_PORT --status-fd 3 3> /tmp/mig.st &
+	lazy_dump=$!
+	st=$(dd if=/tmp/mig.st bs=1 count=1 2>/dev/null | od -An -tx1 | tr -d ' ')
+	[ "$st" = 00 ] || { mig_fail $name "dump: $(last_error $dir/dump.log)"; vk_kill "$pid"; return; }
+	got=$(a_send_files $IMG $D)
+	case "$got" in ok*) got=$(ask lazy-pages "$criu" 1) ;; esac
+	[ "$got" = ready ] && got=$(ask restore "$criu" 1 "$MIG_KEYS" lazy-drop)
+	case "$got" in
+	restored*) ip link set eth0 down ;;
+	*) mig_fail $name "on B: $got"; kill -9 $lazy_dump; vk_kill "$pid"; return ;;
+	esac
+	while alive $lazy_dump && [ $t -lt $MIG_DEADLINE ]; do
+		sleep 1
+		t=$((t + 1))
+	done
+	alive $lazy_dump && { got="the dump still served after ${t} s: killed"; kill -9 $lazy_dump; } ||
+		got="the dump gave up after ${t} s: $(grep -a -m1 'Error' $dir/dump.log | cut -c1-100)"
+	wait $lazy_dump 2>/dev/null
+	lazy_dump=
+	a_net_back
+	left=$(ask left $MIG_LEFT_WAIT)
+	if alive "$pid" && [ "$(vk_digest $D "$MIG_KEYS")" = "$digest0" ] &&
+		[ "$(thread_cet "$pid" | tr ' ' '+')" = "$cet0" ] && [ "$(field "$left" criu)$(field "$left" valkey)" = 00 ] &&
+		[ $t -lt $MIG_DEADLINE ]; then
+		mig_pass $name "$got; valkey runs on on A as before cet=$cet0 gave_up_secs=$t b_$(echo $left | sed 's/ / b_/g')"
+	else
+		mig_fail $name "$got; on A alive=$(alive "$pid" && echo yes || echo no) cet=$(thread_cet "$pid" | tr ' ' '+') (was $cet0) gave_up_secs=$t b_$(echo $left | sed 's/ / b_/g')"
+	fi
+	vk_kill "$pid"
+}
+
+# a_drop_when_sending LOG: A's network down once the dump in LOG sends its
+# pages (the page server on B cut off mid-transfer)
+a_drop_when_sending() {
+	WAIT_TENTHS=300 wait_for grep -aqs "Dumping pages (type" "$1" && ip link set eth0 down
+}
+
+# a_net_back: A's network up again, B reachable
+a_net_back() {
+	ip link set eth0 up
+	arping -q -U -c 1 -I eth0 "${LAB_IP%/*}"
+	peer_up 120 || lab_fail migrate.net-back "B unreachable after the drop"
 }
 
 # a_no_server NAME CRIU: the dump's page server is not there (B never
@@ -364,16 +563,26 @@ a_no_server() {
 	vk_kill "$pid"
 }
 
+# a_flow NAME CRIU FLOW: one migration, or one that fails on purpose
+a_flow() {
+	case $3 in
+	dies | drop | refused) a_fall_back "$@"; ask clean > /dev/null ;;
+	lazy-drop) a_lazy_drop "$@"; ask clean > /dev/null ;;
+	fleet-*) a_fleet "$@" ;;
+	*) a_migrate "$@" ;;
+	esac
+}
+
 case $LAB_HOST in
 a)
 	echo 30000 > /proc/sys/kernel/ns_last_pid	# B's own tasks keep the low pids
 	for flow in $MIG_FLOWS; do
-		a_migrate migrate.$flow $CRIU_CET "$flow"
+		a_flow migrate.$flow $CRIU_CET "$flow"
 	done
 	a_no_server migrate.no-page-server $CRIU_CET
 	# stock CRIU 4.1.1 on the same network and steps: reported, not judged
-	for flow in $MIG_FLOWS; do
-		MIG_REPORT_ONLY=1 a_migrate migrate.stock.$flow $CRIU_STOCK "$flow"
+	for flow in $MIG_STOCK_FLOWS; do
+		MIG_REPORT_ONLY=1 a_flow migrate.stock.$flow $CRIU_STOCK "$flow"
 	done
 	peer_say $ASK_PORT end
 	;;
