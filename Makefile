@@ -190,6 +190,12 @@ zdtm: all zdtm-overlay
 zdtm-flows: all zdtm-overlay
 	$(PY) lab/reports/zdtm_matrix.py --run --flows $(ZDTM_ARGS)
 
+# steadiness: the same set on shadow stacks, each test C/R'd three times in
+# a row by criu-cet (zdtm.py --iters 3)
+.PHONY: zdtm-steady
+zdtm-steady: all zdtm-overlay
+	$(PY) lab/reports/zdtm_matrix.py --run --steady $(ZDTM_ARGS)
+
 # CRIU's own ZDTM tests on the host (no CET) with stock 4.1.1 and criu-cet,
 # side by side; its verdict says when this host's kernel cannot run them
 .PHONY: zdtm-host

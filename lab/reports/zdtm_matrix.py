@@ -61,6 +61,13 @@ OUT = os.path.join(BUILD, "zdtm")
 RECORD = os.path.join(UPSTREAM, "record")
 DEFAULT_RUNS = "plain:criu-cet,plain:criu-4.2.1,plain:stock,shstk:criu-cet,shstk:stock,shstk:criu-4.2.1"
 FLOW_RUNS = ",".join(f"shstk:criu-cet:{f}" for f in ("pre2", "page-server", "lazy-pages", "rpc"))
+# steadiness: each test C/R'd three times in a row by criu-cet on shadow
+# stacks (zdtm.py --iters 3); a test that passes once and fails the next
+# time fails the run
+STEADY_RUNS = "shstk:criu-cet:iters3"
+# the boots of each kind of run under a name of their own in the record
+KIND_TAGS = {"flows": "flows-", "steady": "steady-", "default": ""}
+KIND_OUT = {"flows": "flows.json", "steady": "steady.json", "default": "results.json"}
 # guest RAM of a matrix boot: zdtm.py keeps the images of every failed test
 # (stock and 4.2.1 fail most on shadow stacks) in the guest's rootfs, half of
 # its RAM; with 512 MiB a boot ran out of space at its 13th test of 40.
@@ -214,8 +221,8 @@ def run_matrix(args):
     # judged apart: they turn shadow stacks on themselves, in either build
     ours = [] if args.tests or args.no_ours else zdtm_plan.read_list(
         os.path.join(overlay, "lab", "zdtm-upstream", "lists", "cet"))
-    # flows and the default runs keep their boots' results apart
-    tag = "flows-" if args.flows else ""
+    # flows, steadiness and the default runs keep their boots' results apart
+    tag = KIND_TAGS[args.kind]
     jobs, docs, resumed_wall = [], [], 0
     for rep in range(args.repeat):
         for kernel in args.kernels.split(","):
@@ -250,8 +257,8 @@ def run_matrix(args):
     # boots kept by --resume ran as many at a time as this run's
     wall = time.monotonic() - t0 + resumed_wall / (os.cpu_count() or 1)
     os.makedirs(OUT, exist_ok=True)
-    # the flows' matrix beside the default runs', not over it
-    path = os.path.join(OUT, "flows.json" if args.flows else "results.json")
+    # the flows' and steadiness matrices beside the default runs', not over it
+    path = os.path.join(OUT, KIND_OUT[args.kind])
     with open(path, "w") as f:
         json.dump({"tests": tests, "ours": ours, "runs": runs, "wall": wall, "excluded": excluded,
                    "failures": {f"{b} {t}": r for (b, t), r in build_failures(
@@ -451,6 +458,7 @@ def main(argv):
     ap.add_argument("--kernels", default="stock,patched")
     ap.add_argument("--runs", default=DEFAULT_RUNS, help=f"default {DEFAULT_RUNS}; flows: {FLOW_RUNS}")
     ap.add_argument("--flows", action="store_true", help="the shadow-stack flows instead: " + FLOW_RUNS)
+    ap.add_argument("--steady", action="store_true", help="steadiness instead: " + STEADY_RUNS)
     ap.add_argument("--tests", help="a list file instead of the whole default set (and ours)")
     ap.add_argument("--no-ours", action="store_true", help="without our own tests (test/zdtm/cet)")
     ap.add_argument("--resume", action="store_true",
@@ -458,8 +466,11 @@ def main(argv):
     ap.add_argument("--chunk", type=int, default=40, help="tests a boot")
     ap.add_argument("--repeat", type=int, default=1, help="runs of the whole set (a test must pass each)")
     args = ap.parse_args(argv)
+    args.kind = "flows" if args.flows else "steady" if args.steady else "default"
     if args.flows:
         args.runs = FLOW_RUNS
+    if args.steady:
+        args.runs = STEADY_RUNS
     if args.run:
         return run_matrix(args)
     if args.report:
