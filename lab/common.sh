@@ -97,6 +97,25 @@ shared_libs() {
 	ldd "$1" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }'
 }
 
+# stage_missing_libs ROOT FILE...: the shared libraries the FILEs load that
+# the initramfs lacks, at the host's paths under ROOT.  The initramfs has
+# those either CRIU build loads (none while no CRIU is built: then ROOT
+# gets them all, the dynamic loader too, and stands alone)
+stage_missing_libs() {
+	local root=$1 have f
+	shift
+	have=$(for f in "$BUILD"/criu-stock/criu "$BUILD"/criu-cet/criu; do [ ! -x "$f" ] || shared_libs "$f"; done | sort -u)
+	for f in "$@"; do
+		! ldd "$f" | grep 'not found' || die "$f lacks shared libraries on this host"
+		shared_libs "$f"
+	done | sort -u | while read -r f; do
+		grep -qxF "$f" <<< "$have" && continue
+		[ -e "$root$f" ] && continue
+		mkdir -p "$root$(dirname "$f")"
+		cp -Ln "$f" "$root$f"
+	done
+}
+
 # stage_net_tools ROOT: iproute2's ip (busybox ip has no netns, no save)
 # and iptables (nft back end: the lab kernel has NF_TABLES, no ip_tables)
 # under ROOT, with the xtables modules CRIU's network locks load (-j CRIU,

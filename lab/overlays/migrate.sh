@@ -19,15 +19,7 @@ if up=$(bash "$TOP/lab/overlays/upstream.sh"); then
 else
 	say "no CRIU 4.2.1 for the fleet's flows: they will say skipped" >&2
 fi
-# the libraries the initramfs does not have already (both CRIUs' are there)
-have=$(for c in "$BUILD"/criu-stock/criu "$BUILD"/criu-cet/criu; do shared_libs "$c"; done | sort -u)
-for f in "$out/usr/sbin/ip" "$out/usr/sbin/xtables-nft-multi" "$out"/usr/lib/x86_64-linux-gnu/xtables/*.so; do
-	shared_libs "$f"
-done | sort -u | while read -r lib; do
-	grep -qxF "$lib" <<< "$have" && continue
-	[ -e "$out$lib" ] && continue
-	mkdir -p "$out$(dirname "$lib")"
-	cp -Ln "$lib" "$out$lib"
-done
+stage_missing_libs "$out" "$out/usr/sbin/ip" "$out/usr/sbin/xtables-nft-multi" \
+	"$out"/usr/lib/x86_64-linux-gnu/xtables/*.so
 say "migrate overlay $(du -sh "$out" | cut -f1) -> $out" >&2
 echo "$out"

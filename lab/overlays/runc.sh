@@ -18,18 +18,10 @@ dpkg-deb -x "$deb" "$work/deb"
 runc=$work/deb/usr/sbin/runc
 [ -x "$runc" ] || die "$(basename "$deb") has no usr/sbin/runc"
 rm -rf "$out" && mkdir -p "$out/lab/runc" "$out/lab/bin"
-# the libraries either CRIU loads are in the initramfs already
-have=$(for c in "$BUILD"/criu-stock/criu "$BUILD"/criu-cet/criu; do [ -x "$c" ] && shared_libs "$c"; done | sort -u)
 # stage BINARY DEST: BINARY at $out/DEST with the libraries the guest lacks
 stage() {
-	local lib
-	! ldd "$1" | grep 'not found' || die "$1 lacks shared libraries on this host"
 	cp "$1" "$out$2"
-	shared_libs "$1" | while read -r lib; do
-		grep -qxF "$lib" <<< "$have" && continue
-		mkdir -p "$out$(dirname "$lib")"
-		cp -Ln "$lib" "$out$lib"
-	done
+	stage_missing_libs "$out" "$1"
 }
 stage "$runc" /lab/runc/runc
 # CRIU saves a container's tmpfs mounts (/dev, /dev/shm) with GNU tar's

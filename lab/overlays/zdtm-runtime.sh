@@ -221,22 +221,16 @@ install -D /usr/sbin/nft "$out/usr/sbin/nft"
 stage_net_tools "$out"
 
 # --- every shared library of every ELF staged, at the host's paths, but
-# those the initramfs has already: the ones either CRIU build loads (as
-# lab/overlays/runc.sh; none while no CRIU is built, then OUT stands alone)
-have=$(for c in "$BUILD"/criu-stock/criu "$BUILD"/criu-cet/criu; do [ ! -x "$c" ] || shared_libs "$c"; done | sort -u)
-find "$out" -type f ! -name '*.pyc' | while read -r f; do
-	file -b "$f" | grep -q '^ELF' || continue
-	! ldd "$f" | grep 'not found' || die "$f lacks shared libraries on this host"
-	shared_libs "$f"
-done | sort -u | while read -r lib; do
-	grep -qxF "$lib" <<< "$have" && continue
-	mkdir -p "$out$(dirname "$lib")"
-	cp -Ln "$lib" "$out$lib"
-done
+# those the initramfs has already (common.sh: stage_missing_libs)
+mapfile -t elves < <(find "$out" -type f ! -name '*.pyc' | while read -r f; do
+	file -b "$f" | grep -q '^ELF' && echo "$f"
+done)
+stage_missing_libs "$out" "${elves[@]}"
 find "$out" -type f ! -name '*.pyc' | while read -r f; do
 	if file -b "$f" | grep -q '^ELF.*not stripped'; then strip --strip-debug "$f"; fi
 done
-[ -x "$out/lib64/ld-linux-x86-64.so.2" ] || [ -n "$have" ] || die "no dynamic loader staged"
+[ -x "$out/lib64/ld-linux-x86-64.so.2" ] || [ -x "$BUILD/criu-stock/criu" ] || [ -x "$BUILD/criu-cet/criu" ] ||
+	die "no dynamic loader staged"
 
 size=$(du -sh --apparent-size "$out" | cut -f1)
 gz=$( (cd "$out" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) | gzip -6 | wc -c)
