@@ -70,13 +70,8 @@ criu-series: deps
 checkpatch: deps
 	@bash lab/build/linux-source.sh lts
 	@bash lab/build/linux-source.sh new
-	@for d in patches:linux-src-new patches-6.12:linux-src; do \
-		for p in $(CURDIR)/kernel/$${d%%:*}/*.patch; do \
-			echo "== $${d%%:*}/$$(basename $$p)"; \
-			perl $(BUILD)/$${d#*:}/scripts/checkpatch.pl --strict --no-tree --color=never $$p | \
-				grep -E '^(total|ERROR|WARNING|CHECK)' || true; \
-		done; \
-	done
+	@bash lab/build/checkpatch.sh $(BUILD)/linux-src-new $(filter-out %/0000-cover-letter.patch,$(wildcard kernel/patches/*.patch))
+	@bash lab/build/checkpatch.sh $(BUILD)/linux-src $(filter-out %/0000-cover-letter.patch,$(wildcard kernel/patches-6.12/*.patch))
 
 criu-stock: deps
 	@bash lab/build/criu.sh stock

@@ -81,17 +81,8 @@ check_base() {
 		head -10 "$work/selftest.log"
 	fi
 
-	for p in "${patches[@]}"; do
-		if perl "$src/scripts/checkpatch.pl" --strict --no-tree --color=never "$p" > "$work/checkpatch.log"; then
-			echo "series: $base: checkpatch --strict $(basename "$p" .patch | cut -c1-40): clean"
-		else
-			# the selftest's new file: MAINTAINERS' X86 entry covers the folder (cover letter)
-			grep -E '^(ERROR|WARNING|CHECK)' "$work/checkpatch.log" |
-				grep -vF 'added, moved or deleted file(s), does MAINTAINERS need updating?' |
-				grep -q . && fail "$base: checkpatch --strict $(basename "$p")" ||
-				echo "series: $base: checkpatch --strict $(basename "$p" .patch | cut -c1-40): the MAINTAINERS warning only"
-		fi
-	done
+	bash "$TOP/lab/build/checkpatch.sh" "$src" "${patches[@]}" | sed "s/^/series: $base: /" ||
+		fail "$base: checkpatch"
 }
 
 check_base lts stock "$BUILD/linux-src"
