@@ -251,18 +251,25 @@ def overlay_list(overlay):
     return [overlay] if isinstance(overlay, str) else list(overlay)
 
 
-def run_lab(suites, kernel="stock", timeout=900, boot_timeout=180, echo=False, keep=None, overlay=None,
-            cmdline="", megs=512):
-    bochs = need(os.path.join(BUILD, "bochs", "bochs"), "make bochs")
+def prepare_machine(workdir, suites, kernel, overlay=None, cmdline="", megs=512, nic=None, clock="none"):
+    """One machine's boot in @workdir: the ISO (its kernel, the initramfs
+    with @overlay appended, the command line) and the bochsrc (@nic: its
+    e1000 card, write_bochsrc).  (bochsrc, serial log)."""
     bzimage = need(os.path.join(BUILD, "kernel", kernel, "bzImage"), f"make kernel-{kernel}")
     initrd = need(os.path.join(BUILD, "initramfs.cpio"), "make initramfs")
-    workdir = keep or tempfile.mkdtemp(prefix="criu-cet-lab.")
     os.makedirs(workdir, exist_ok=True)
     if overlay_list(overlay):
         initrd = append_overlays(initrd, overlay_list(overlay), workdir)
     iso = make_iso(workdir, bzimage, initrd, kernel_cmdline(suites, cmdline))
     serial = os.path.join(workdir, "serial.log")
-    rc = write_bochsrc(workdir, iso, serial, megs)
+    return write_bochsrc(workdir, iso, serial, megs, nic, clock), serial
+
+
+def run_lab(suites, kernel="stock", timeout=900, boot_timeout=180, echo=False, keep=None, overlay=None,
+            cmdline="", megs=512):
+    bochs = need(os.path.join(BUILD, "bochs", "bochs"), "make bochs")
+    workdir = keep or tempfile.mkdtemp(prefix="criu-cet-lab.")
+    rc, serial = prepare_machine(workdir, suites, kernel, overlay, cmdline, megs)
     for attempt in (1, 2):
         boot = Boot(bochs, rc, serial, echo)
         stopped = boot.run(timeout, boot_timeout)
@@ -355,23 +362,16 @@ def run_pair(machines, timeout=900, boot_timeout=180, echo=False, keep=None, meg
     with suites, kernel, overlay, cmdline.  Returns ([Boot A, Boot B],
     [why each stopped or None], wall)."""
     bochs = need(os.path.join(BUILD, "bochs", "bochs"), "make bochs")
-    initrd0 = need(os.path.join(BUILD, "initramfs.cpio"), "make initramfs")
     workdir = keep or tempfile.mkdtemp(prefix="criu-cet-pair.")
     os.makedirs(workdir, exist_ok=True)
     hub = Hub(workdir)
     rcs, serials = [], []
     for i, m in enumerate(machines):
-        d = os.path.join(workdir, PAIR[i]["name"])
-        os.makedirs(d, exist_ok=True)
-        kernel = m.get("kernel", "stock")
-        bzimage = need(os.path.join(BUILD, "kernel", kernel, "bzImage"), f"make kernel-{kernel}")
-        initrd = initrd0
-        if overlay_list(m.get("overlay")):
-            initrd = append_overlays(initrd0, overlay_list(m.get("overlay")), d)
-        iso = make_iso(d, bzimage, initrd,
-                       kernel_cmdline(m["suites"], pair_cmdline(i, m.get("cmdline", ""))))
-        serials.append(os.path.join(d, "serial.log"))
-        rcs.append(write_bochsrc(d, iso, serials[-1], megs, (PAIR[i]["mac"], hub.port(i)), clock))
+        rc, serial = prepare_machine(os.path.join(workdir, PAIR[i]["name"]), m["suites"], m.get("kernel", "stock"),
+                                     m.get("overlay"), pair_cmdline(i, m.get("cmdline", "")), megs,
+                                     (PAIR[i]["mac"], hub.port(i)), clock)
+        rcs.append(rc)
+        serials.append(serial)
     boots = [Boot(bochs, rcs[i], serials[i], echo, label=PAIR[i]["name"].upper())
              for i in range(2)]
     stopped, ended = [None, None], [None, None]
