@@ -71,7 +71,21 @@ def make_iso(workdir, bzimage, initrd, cmdline):
                     "-b", "isolinux/isolinux.bin", "-c", "isolinux/boot.cat",
                     "-no-emul-boot", "-boot-load-size", "4", "-boot-info-table", tree],
                    check=True, stderr=subprocess.DEVNULL)
+    shutil.rmtree(tree, ignore_errors=True)
     return iso
+
+
+# a boot's media, no use once it ran: a kept folder holds its serial log and
+# bochsrc (build/lab-results keeps one per boot; a ZDTM matrix has dozens)
+BOOT_MEDIA = ("lab.iso", "initrd-overlay.cpio")
+
+
+def drop_boot_media(workdir):
+    for name in BOOT_MEDIA:
+        try:
+            os.unlink(os.path.join(workdir, name))
+        except FileNotFoundError:
+            pass
 
 
 def write_bochsrc(workdir, iso, serial, megs=512, nic=None, clock="none"):
@@ -280,6 +294,8 @@ def run_lab(suites, kernel="stock", timeout=900, boot_timeout=180, echo=False, k
     wall = time.monotonic() - boot.start
     if not keep:
         shutil.rmtree(workdir, ignore_errors=True)
+    else:
+        drop_boot_media(workdir)
     return boot, stopped, wall
 
 
@@ -397,6 +413,9 @@ def run_pair(machines, timeout=900, boot_timeout=180, echo=False, keep=None, meg
     wall = max(ended) - min(b.start for b in boots)
     if not keep:
         shutil.rmtree(workdir, ignore_errors=True)
+    else:
+        for machine in PAIR:
+            drop_boot_media(os.path.join(workdir, machine["name"]))
     return boots, stopped, wall
 
 

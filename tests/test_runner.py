@@ -130,6 +130,31 @@ def test_emulator_deadlock_is_retried_once(tmp_path, monkeypatch, first, second)
     assert len(started) == 2 and stopped == ends[1]
 
 
+def test_a_kept_boot_keeps_its_log_not_its_media(tmp_path, monkeypatch):
+    """A kept folder (build/lab-results, one per boot) ends with its serial
+    log and bochsrc, without the ISO and the overlaid initramfs (some
+    hundred MB a boot: a ZDTM matrix filled the disk)."""
+    for f in ("bochs/bochs", "kernel/stock/bzImage", "initramfs.cpio"):
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text("")
+    keep = tmp_path / "keep"
+    monkeypatch.setattr(run, "BUILD", str(tmp_path))
+    monkeypatch.setattr(run, "make_iso", lambda d, *a: (keep / "lab.iso").write_text("iso") or str(keep / "lab.iso"))
+
+    class Fake:
+        def __init__(self, bochs, rc, serial, echo):
+            self.start = time.monotonic()
+            (keep / "initrd-overlay.cpio").write_text("cpio")
+            open(serial, "w").write("@@LAB DONE\n")
+
+        def run(self, *a):
+            return None
+
+    monkeypatch.setattr(run, "Boot", Fake)
+    run.run_lab(["basics"], keep=str(keep))
+    assert sorted(p.name for p in keep.iterdir()) == ["bochsrc", "serial.log"]
+
+
 def test_an_earlier_boots_serial_log_is_not_read(tmp_path):
     """--keep reuses a folder: the last boot's log (which ended in DONE)
     must not make this boot look finished."""
