@@ -453,7 +453,9 @@ a_fall_back() {
 
 # a_fleet NAME CRIU FLOW: FLOW fleet-FROM-TO[-plain], the pages flow with
 # A's pre-dumps and dump by FROM, B's page server and restore by TO (cet,
-# 4.2.1, stock), valkey on shadow stacks or, -plain, without.  Judged when
+# 4.2.1, stock), valkey on shadow stacks or, -plain, without.  Stock 4.1.1
+# cannot talk to a 4.2-based page server (4.2 widened its command, with no
+# version check: both ends wait for good); its directions hang.  Judged when
 # criu-cet restores; another CRIU's outcome is reported (INFO), with what
 # it lost.  NAME.restore/state/smash as a_move's.
 a_fleet() {
