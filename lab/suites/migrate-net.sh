@@ -401,6 +401,37 @@ a_client() {
 	fi
 }
 
+# a_valkey_up NAME: valkey started on A and filled; pid, digest0 (its
+# data) and cet0 (every thread's CET state, thread_cet with + for blanks)
+# set for the checks after
+a_valkey_up() {
+	rm -rf /tmp/mig && mkdir -p $IMG/1
+	vk_start $D || { mig_fail $1 "valkey-server did not answer"; return 1; }
+	pid=$(cat $D/pid)
+	vk_fill $D "$MIG_KEYS" > /dev/null
+	digest0=$(vk_digest $D "$MIG_KEYS")
+	cet0=$(thread_cet "$pid" | tr ' ' '+')
+}
+
+# a_ran_on NAME WHY FIELDS [EXTRA_TEST]: the verdict on a migration that
+# failed: valkey runs on on A with digest0 and cet0, and B, asked what is
+# left of it, has nothing (after MIG_LEFT_WAIT to notice).  FIELDS end the
+# detail; EXTRA_TEST, a command, must succeed too.  valkey is killed after.
+a_ran_on() {
+	local left
+	left=$(ask left $MIG_LEFT_WAIT)
+	kill -CONT "$pid" 2>/dev/null
+	set -- "$1" "$2" "$3 b_$(echo $left | sed 's/ / b_/g')" "${4:-true}"
+	if alive "$pid" && [ "$(vk_digest $D "$MIG_KEYS")" = "$digest0" ] &&
+		[ "$(thread_cet "$pid" | tr ' ' '+')" = "$cet0" ] &&
+		[ "$(field "$left" criu)$(field "$left" valkey)" = 00 ] && $4; then
+		mig_pass $1 "$2; valkey runs on on A as before cet=$cet0 $3"
+	else
+		mig_fail $1 "$2; on A alive=$(alive "$pid" && echo yes || echo no) cet=$(thread_cet "$pid" | tr ' ' '+') (was $cet0) $3"
+	fi
+	vk_kill "$pid"
+}
+
 # a_fall_back NAME CRIU FLOW: a migration that fails on purpose (dies,
 # drop, refused: above).  A's dump leaves valkey stopped (--leave-stopped),
 # as a migration that can fall back does: had B restored it, A would kill
@@ -408,13 +439,8 @@ a_client() {
 # on A with its data and CET state as before and nothing of the migration
 # is left on B (B's answer to "left", after its time to notice).
 a_fall_back() {
-	local name=$1 criu=$2 flow=$3 dir=$IMG/1 cet0 digest0 got why left rc
-	rm -rf /tmp/mig && mkdir -p $dir
-	vk_start $D || { mig_fail $name "valkey-server did not answer"; return; }
-	pid=$(cat $D/pid)
-	vk_fill $D "$MIG_KEYS" > /dev/null
-	digest0=$(vk_digest $D "$MIG_KEYS")
-	cet0=$(thread_cet "$pid" | tr ' ' '+')
+	local name=$1 criu=$2 flow=$3 dir=$IMG/1 cet0 digest0 got why rc
+	a_valkey_up $name || return
 	got=$(ask page-server "$criu" 1)
 	[ "$got" = ready ] || { mig_fail $name "B's page server: $got"; vk_kill "$pid"; return; }
 	local dropper=
@@ -440,15 +466,7 @@ a_fall_back() {
 		vk_kill "$pid"
 		return ;;
 	esac
-	left=$(ask left $MIG_LEFT_WAIT)
-	kill -CONT "$pid" 2>/dev/null
-	if alive "$pid" && [ "$(vk_digest $D "$MIG_KEYS")" = "$digest0" ] &&
-		[ "$(thread_cet "$pid" | tr ' ' '+')" = "$cet0" ] && [ "$(field "$left" criu)$(field "$left" valkey)" = 00 ]; then
-		mig_pass $name "$why; valkey runs on on A as before cet=$cet0 dump_rc=$rc b_$(echo $left | sed 's/ / b_/g')"
-	else
-		mig_fail $name "$why; on A alive=$(alive "$pid" && echo yes || echo no) cet=$(thread_cet "$pid" | tr ' ' '+') (was $cet0) dump_rc=$rc b_$(echo $left | sed 's/ / b_/g')"
-	fi
-	vk_kill "$pid"
+	a_ran_on $name "$why" "dump_rc=$rc"
 }
 
 # a_fleet NAME CRIU FLOW: FLOW fleet-FROM-TO[-plain], the pages flow with
@@ -486,13 +504,8 @@ criu_of() {
 # A and kill the valkey whose pages cannot come (not leave it to zeroes).
 # PASS NAME as a_fall_back's.
 a_lazy_drop() {
-	local name=$1 criu=$2 dir=$IMG/1 cet0 digest0 got left st t=0
-	rm -rf /tmp/mig && mkdir -p $dir
-	vk_start $D || { mig_fail $name "valkey-server did not answer"; return; }
-	pid=$(cat $D/pid)
-	vk_fill $D "$MIG_KEYS" > /dev/null
-	digest0=$(vk_digest $D "$MIG_KEYS")
-	cet0=$(thread_cet "$pid" | tr ' ' '+')
+	local name=$1 criu=$2 dir=$IMG/1 cet0 digest0 got st t=0
+	a_valkey_up $name || return
 	rm -f /tmp/mig.st && mkfifo /tmp/mig.st
 	$criu dump -t "$pid" -D $dir -o dump.log -v4 --lazy-pages --address 0.0.0.0 \
 		--port $PS_PORT --status-fd 3 3> /tmp/mig.st &
@@ -515,15 +528,8 @@ a_lazy_drop() {
 	wait $lazy_dump 2>/dev/null
 	lazy_dump=
 	a_net_back
-	left=$(ask left $MIG_LEFT_WAIT)
-	if alive "$pid" && [ "$(vk_digest $D "$MIG_KEYS")" = "$digest0" ] &&
-		[ "$(thread_cet "$pid" | tr ' ' '+')" = "$cet0" ] && [ "$(field "$left" criu)$(field "$left" valkey)" = 00 ] &&
-		[ $t -lt $MIG_DEADLINE ]; then
-		mig_pass $name "$got; valkey runs on on A as before cet=$cet0 gave_up_secs=$t b_$(echo $left | sed 's/ / b_/g')"
-	else
-		mig_fail $name "$got; on A alive=$(alive "$pid" && echo yes || echo no) cet=$(thread_cet "$pid" | tr ' ' '+') (was $cet0) gave_up_secs=$t b_$(echo $left | sed 's/ / b_/g')"
-	fi
-	vk_kill "$pid"
+	# the dump must have given up by itself, before A's deadline
+	a_ran_on $name "$got" "gave_up_secs=$t" "test $t -lt $MIG_DEADLINE"
 }
 
 # a_drop_when_sending LOG: A's network down once the dump in LOG sends its
@@ -543,24 +549,14 @@ a_net_back() {
 # started one: a wrong port, a network down): the dump fails with a clear
 # error and valkey runs on on A, its data and CET state as before
 a_no_server() {
-	local name=$1 criu=$2 cet0 digest0 err
-	rm -rf /tmp/mig && mkdir -p $IMG/1
-	vk_start $D || { lab_fail $name "valkey-server did not answer"; return; }
-	pid=$(cat $D/pid)
-	vk_fill $D "$MIG_KEYS" > /dev/null
-	digest0=$(vk_digest $D "$MIG_KEYS")
-	cet0=$(thread_cet "$pid")
+	local name=$1 criu=$2 cet0 digest0
+	a_valkey_up $name || return
 	if $criu dump -t "$pid" -D $IMG/1 -o dump.log -v4 --page-server --address "$LAB_PEER" \
 		--port $((PS_PORT + 99)); then
 		lab_fail $name "the dump succeeded with no page server at $LAB_PEER:$((PS_PORT + 99))"
 	else
-		err=$(grep -a -m1 -iE 'connect|page server' $IMG/1/dump.log | cut -c1-120)
-		if alive "$pid" && [ "$(thread_cet "$pid")" = "$cet0" ] &&
-			[ "$(vk_digest $D "$MIG_KEYS")" = "$digest0" ]; then
-			lab_pass $name "dump refused: $err; valkey runs on on A as before: $cet0"
-		else
-			lab_fail $name "after the failed dump ($err): alive=$(alive "$pid" && echo yes || echo no) cet $(thread_cet "$pid") (was $cet0)"
-		fi
+		a_ran_on $name "dump refused: $(grep -a -m1 -iE 'connect|page server' $IMG/1/dump.log | cut -c1-120)"
+		return
 	fi
 	vk_kill "$pid"
 }
