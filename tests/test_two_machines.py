@@ -53,6 +53,11 @@ class Machine:
         self.doc = doc
         self.by_name = {r["name"]: r for r in doc["results"]}
 
+    def reported(self, name):
+        """An INFO line's detail (another CRIU's outcome, reported, not
+        judged), or None."""
+        return self.doc["info"].get(name)
+
     def passed(self, name):
         if self.doc["stopped"] or not self.doc["done"]:
             tail = "\n".join(self.doc["serial_tail"][-30:])
@@ -157,9 +162,9 @@ def test_failed_migration_stock_beside(failures):
     """Stock 4.1.1 whose criu dies on B mid-restore: what it leaves on B,
     printed beside criu-cet's."""
     ours = failures.passed("migrate.dies")
-    stock = failures.by_name.get("migrate.stock.dies")
+    stock = failures.reported("migrate.stock.dies")
     assert stock, "no stock line"
-    s = fields(stock)
+    s = fields({"detail": stock})
     print(f"\nB's criu killed mid-restore, left on B: criu-cet criu={ours['b_criu']} valkey={ours['b_valkey']}; "
           f"stock 4.1.1 criu={s.get('b_criu')} valkey={s.get('b_valkey')}")
 
@@ -201,12 +206,8 @@ def test_fleet_directions_table(fleet):
     for flow in FLEET:
         cells = []
         for step in ("restore", "state"):
-            r = fleet.by_name.get(f"migrate.{flow}.{step}")
-            if r is None:
-                cells.append("-")
-            elif r["status"] == "INFO":
-                cells.append(r["detail"].split(":")[0])
-            else:
-                cells.append(r["status"])
+            name = f"migrate.{flow}.{step}"
+            r, info = fleet.by_name.get(name), fleet.reported(name)
+            cells.append(r["status"] if r else info.split(":")[0] if info else "-")
         print(f"  {flow[len('fleet-'):]:22} " + " / ".join(cells))
     assert fleet.by_name.get("migrate.fleet-4.2.1-cet.restore"), "no fleet result"
