@@ -43,6 +43,9 @@ done)}
 # how long A's dump may take before A gives up on it (as an orchestrator's
 # timeout would), and how long B gets to notice that a migration is over
 MIG_DEADLINE=90
+# and B's restore: stock 4.1.1's restore on a machine without user shadow
+# stacks lost a task to a segfault and waited for good (B answered nothing)
+MIG_RESTORE_DEADLINE=180
 MIG_LEFT_WAIT=60
 CRIU_CET=/lab/criu-cet/criu
 CRIU_STOCK=/lab/criu-stock/criu
@@ -154,8 +157,9 @@ b_restore() {
 		opts="--tcp-established --inherit-fd fd[9]:$POD" ;;
 	esac
 	t0=$(lab_now)
-	$criu restore -D "$dir" -d -o restore.log -v4 $opts
+	timeout -s KILL $MIG_RESTORE_DEADLINE $criu restore -D "$dir" -d -o restore.log -v4 $opts
 	rc=$?
+	[ $rc = 137 ] && [ "$4" != dies ] && rc="137 (killed at B's ${MIG_RESTORE_DEADLINE} s deadline)"
 	if [ $rc != 0 ]; then
 		# the whole story on B's console, the first error for A's line
 		grep -a -B2 -E 'Error|error|fail' "$dir/restore.log" | head -20 | sed 's/^/restore.log: /' >&2
