@@ -160,7 +160,7 @@ b_restore() {
 	timeout -s KILL $MIG_RESTORE_DEADLINE $criu restore -D "$dir" -d -o restore.log -v4 $opts
 	rc=$?
 	[ $rc = 137 ] && [ "$4" != dies ] && rc="137 (killed at B's ${MIG_RESTORE_DEADLINE} s deadline)"
-	if [ $rc != 0 ]; then
+	if [ "$rc" != 0 ]; then
 		# the whole story on B's console, the first error for A's line
 		grep -a -B2 -E 'Error|error|fail' "$dir/restore.log" | head -20 | sed 's/^/restore.log: /' >&2
 		ls -la $IMG/* | sed 's/^/images: /' >&2
