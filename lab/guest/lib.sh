@@ -119,6 +119,13 @@ death_cases() {
 	CASES
 }
 
+# die_at_script FILE ACTION: a CRIU action script (--action-script) that
+# kills its criu (the script's parent) at ACTION (post-restore, ...)
+die_at_script() {
+	printf '#!/bin/sh\n[ "$CRTOOLS_SCRIPT_ACTION" = %s ] && kill -9 $PPID\nexit 0\n' "$2" > "$1"
+	chmod +x "$1"
+}
+
 # restore_death_cases CRIU SUFFIX: criu dies during a restore (suites
 # criu-death and criu-death-stock), killed by its own action script (its
 # parent is criu) at post-restore, every task restored and waiting for
@@ -130,8 +137,6 @@ death_cases() {
 # loses the shadow stacks of any restore, so its comparison runs plain.
 restore_death_cases() {
 	local point
-	printf '#!/bin/sh\n[ "$CRTOOLS_SCRIPT_ACTION" = "$DIE_AT" ] && kill -9 $PPID\nexit 0\n' > /tmp/die-at.sh
-	chmod +x /tmp/die-at.sh
 	for point in post-restore pre-resume; do
 		restore_death "restore-death.$point$2" "$1" $point "${3:-shstk}"
 	done
@@ -155,7 +160,8 @@ restore_death() {
 		lab_fail "$name" "dump failed: $(last_error "$dir/img/dump.log")"; kill -9 $pids; return
 	fi
 	wait $pid 2>/dev/null
-	if DIE_AT=$point "$criu" restore -D "$dir/img" -d -o restore.log -v4 --action-script /tmp/die-at.sh; then
+	die_at_script /tmp/die-at.sh $point
+	if "$criu" restore -D "$dir/img" -d -o restore.log -v4 --action-script /tmp/die-at.sh; then
 		lab_fail "$name" "criu restore ended well: its action script was to kill it at $point"
 		kill -9 $pids; return
 	fi

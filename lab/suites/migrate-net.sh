@@ -24,10 +24,10 @@
 #   drop     A's network goes down while the dump sends B its pages
 #   refused  B has no user shadow stacks (a boot with clearcpuid=user_shstk)
 #   lazy-drop  post-copy whose network goes down once valkey runs on B
-# And a rolling upgrade (a_fleet), fleet-FROM-TO[-plain]: A dumps with one
-# CRIU (cet, 4.2.1, stock), B's page server and restore are another's;
-# criu-cet's restores are judged, the others' outcome reported as it is.
-# and valkey must run on on A, with nothing of it left on B.  Stock CRIU
+# and valkey must run on on A, with nothing of it left on B.  And a rolling
+# upgrade (a_fleet), fleet-FROM-TO[-plain]: A dumps with one CRIU (cet,
+# 4.2.1, stock), B's page server and restore are another's; criu-cet's
+# restores are judged, the others' outcome reported as it is.  Stock CRIU
 # 4.1.1's outcome on the same flows is reported (INFO migrate.stock.*).
 # The kernel command line may name the flows: mig.flows=dies,drop.
 MIG_KEYS=${MIG_KEYS:-2000}
@@ -148,8 +148,7 @@ b_restore() {
 	lazy | lazy-drop) opts=--lazy-pages ;;
 	dies)
 		# criu killed once every task is restored, before its last stages
-		printf '#!/bin/sh\n[ "$CRTOOLS_SCRIPT_ACTION" = post-restore ] && kill -9 $PPID\nexit 0\n' > /tmp/mig/die.sh
-		chmod +x /tmp/mig/die.sh
+		die_at_script /tmp/mig/die.sh post-restore
 		opts="--action-script /tmp/mig/die.sh" ;;
 	tcp)
 		pod_up || { echo "failed: the pod's network on B"; return; }
