@@ -204,14 +204,12 @@ demo: all
 # valkey on glibc's shadow stacks moved from machine A to machine B over the
 # lab's network (page server, lazy pages, --tcp-established) and migrations
 # that fail on purpose: both kernels, and from the stock kernel to the
-# patched one; last, to a machine B without user shadow stacks
+# patched one; a machine B without user shadow stacks; a rolling upgrade;
+# and zdtm.py's migration flows on both kernels.  make test runs a sample:
+# one pair, zdtm.py's flows on the stock kernel (LAB_MIGRATE_ALL)
 .PHONY: migrate-net
 migrate-net: all
-	@ov=$$(bash lab/overlays/migrate.sh) && for pair in stock:stock patched:patched stock:patched; do \
-		$(PY) lab/run.py --suites net,migrate-net --peer-suites net,migrate-net --kernel $${pair%:*} \
-			--peer-kernel $${pair#*:} --overlay $$ov --timeout 2400 || exit 1; \
-	done && $(PY) lab/run.py --suites migrate-net --peer-suites migrate-net --overlay $$ov --timeout 1800 \
-		--cmdline mig.flows=refused --peer-cmdline clearcpuid=user_shstk
+	LAB_MIGRATE_ALL=1 $(PY) -m pytest -v tests/test_two_machines.py tests/test_migration.py
 
 test-host: deps
 	$(PY) -m pytest -q tests -m "not lab"

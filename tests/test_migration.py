@@ -22,6 +22,10 @@ from conftest import Boot, LabResults, build_overlay, fields, lab_run
 pytestmark = pytest.mark.lab
 
 KERNELS = ("stock", "patched")
+# zdtm.py's migration flows: make test on the stock kernel (machine B of
+# test_two_machines.py's pair migrates onto the patched one), make
+# migrate-net (LAB_MIGRATE_ALL=1) on both
+FLOW_KERNELS = KERNELS if os.environ.get("LAB_MIGRATE_ALL") == "1" else ("stock",)
 # the flows and tests of the migration boot (zdtm.py's own flows)
 FLOWS = zdtm_plan.MIGRATE_FLOWS
 TESTS = zdtm_plan.MIGRATE_TESTS
@@ -31,7 +35,7 @@ MIGRATE_OVERLAY = "zdtm.sh migrate"
 # the migration boot: 38 C/Rs, most through pre-dumps and lazy pages: 4
 # minutes alone, twice that on a busy host, and the suite kills a zdtm.py
 # that hangs after 8
-LAB_BOOTS = {f"migrate-{k}": Boot("zdtm-upstream-migrate", k, MIGRATE_OVERLAY, timeout=1800) for k in KERNELS}
+LAB_BOOTS = {f"migrate-{k}": Boot("zdtm-upstream-migrate", k, MIGRATE_OVERLAY, timeout=1800) for k in FLOW_KERNELS}
 LAB_BOOTS.update({f"export-{k}": Boot("cet-migrate-export", k) for k in KERNELS})
 
 
@@ -45,7 +49,7 @@ def verdicts(lab):
 @pytest.fixture(scope="session")
 def migrate():
     out = {}
-    for k in KERNELS:
+    for k in FLOW_KERNELS:
         error = build_overlay(MIGRATE_OVERLAY)[1]
         if error:
             pytest.fail(f"the migration overlay cannot be built: {error}")
@@ -55,7 +59,7 @@ def migrate():
     return out
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", FLOW_KERNELS)
 @pytest.mark.parametrize("flow", FLOWS)
 @pytest.mark.parametrize("test", TESTS)
 def test_migration_flow(migrate, kernel, flow, test):
@@ -72,7 +76,7 @@ def test_migration_flow(migrate, kernel, flow, test):
         assert ":pre" in FLOWS[flow] or int(m.group(1)) > 0, f"the restore served no lazy page: {detail}"
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", FLOW_KERNELS)
 def test_stock_migration_baseline(migrate, kernel):
     """Stock 4.1.1 migrates the task without shadow stacks and loses churn's."""
     status, detail = migrate[kernel].get((STOCK_RUN, "zdtm/cet/plain"), ("none", "no verdict"))

@@ -3,6 +3,7 @@
 boots a selection plans and in what order, one boot a session however
 many tests ask, and how a test gets a result started early.  No lab."""
 
+import threading
 import types
 
 import boots
@@ -57,6 +58,26 @@ def test_one_boot_a_session_started_ahead_or_not(monkeypatch):
     session.result(Boot("b", prefetch=False))
     assert sorted(calls) == ["a-stock", "b-stock"] and session.unused() == []
     assert [w[2] for w in session.walls()] == ["a-stock", "b-stock"]
+    session.shutdown()
+
+
+def test_a_pair_boots_beside_the_single_machines(monkeypatch):
+    """A pair of machines does not wait for a core's turn: with one core,
+    the pair and a one-machine boot run at once."""
+    running, both = set(), threading.Event()
+
+    def fake(suites, kernel, name, **kw):
+        running.add(name)
+        if len(running) == 2:
+            both.set()
+        both.wait(5)
+        return {"results": [], "name": name}, "", None
+
+    monkeypatch.setattr(boots, "boot_json", fake)
+    monkeypatch.setattr(boots.os, "cpu_count", lambda: 1)
+    session = boots.Session({})
+    session.start([Boot("a"), Boot("m", peer="m")])
+    assert session.result(Boot("a"))[0] and both.is_set()
     session.shutdown()
 
 

@@ -7,6 +7,8 @@ page server, post-copy through B's lazy-pages daemon, and with
 --tcp-established while a client on A keeps one connection open.  On each
 kernel, and from the stock kernel to the patched one."""
 
+import os
+
 import pytest
 
 from conftest import Boot, fields, lab_fixture, lab_results
@@ -15,22 +17,35 @@ pytestmark = pytest.mark.lab
 
 OVERLAY = "migrate.sh"
 SUITES = "net,migrate-net"
+# make test boots one pair (SAMPLE); make migrate-net every one
+# (LAB_MIGRATE_ALL=1): each pair of kernels through every flow with stock
+# 4.1.1 beside, the failures, the refused destination and the fleet
+ALL = os.environ.get("LAB_MIGRATE_ALL") == "1"
 PAIRS = {"stock": ("stock", "stock"), "patched": ("patched", "patched"),
          "stock-to-patched": ("stock", "patched")}
-# two machines at once take both cores; a migration boot is some minutes
-MIGRATIONS = {name: Boot(SUITES, a, OVERLAY, peer=SUITES, peer_kernel=b, timeout=2400,
-                         cmdline="mig.flows=pages,lazy,tcp,tcp-nopre")
-              for name, (a, b) in PAIRS.items()}
 FLOWS = ("pages", "lazy", "tcp", "tcp-nopre")
 # migrations that fail on purpose (migrate-net.sh's a_fall_back and
 # a_lazy_drop): B's criu killed mid-restore, A's network cut while the dump
 # sends its pages and during post-copy; and a destination whose kernel has
 # no user shadow stacks
 FAILED = ("dies", "drop", "lazy-drop")
+# the sample: from the stock kernel to the patched one, the flows that
+# carry the most (pre-dumps through B's page server, post-copy,
+# --tcp-established, B's criu killed mid-restore), without stock 4.1.1's
+# runs beside them; a destination without user shadow stacks is suite
+# cet-no-shstk's (test_rpc.py) on one machine
+SAMPLE_FLOWS, SAMPLE_FAILED = ("pages", "lazy", "tcp"), ("dies",)
+SAMPLE = Boot(SUITES, "stock", OVERLAY, peer=SUITES, peer_kernel="patched", timeout=2400,
+              cmdline="mig.flows=" + ",".join(SAMPLE_FLOWS + SAMPLE_FAILED) + " mig.stock=none")
+# two machines at once take both cores; a migration boot is some minutes
+MIGRATIONS = {name: Boot(SUITES, a, OVERLAY, peer=SUITES, peer_kernel=b, timeout=2400,
+                         cmdline="mig.flows=" + ",".join(FLOWS))
+              for name, (a, b) in PAIRS.items()} if ALL else {"stock-to-patched": SAMPLE}
 FAILURES = {"failures": Boot("migrate-net", "stock", OVERLAY, tag="failures", peer="migrate-net", timeout=2400,
                              cmdline="mig.flows=" + ",".join(FAILED)),
             "refused": Boot("migrate-net", "stock", OVERLAY, tag="refused", peer="migrate-net", timeout=1800,
-                            cmdline="mig.flows=refused", peer_cmdline="clearcpuid=user_shstk")}
+                            cmdline="mig.flows=refused", peer_cmdline="clearcpuid=user_shstk")} if ALL else \
+    {"failures": SAMPLE}
 # a rolling upgrade: A dumps with one CRIU, B restores with another
 # (migrate-net.sh's a_fleet), for valkey on shadow stacks and without.
 # Stock 4.1.1's directions are not here: CRIU 4.2 widened the page-server
@@ -41,7 +56,15 @@ FAILURES = {"failures": Boot("migrate-net", "stock", OVERLAY, tag="failures", pe
 FLEET = ("fleet-4.2.1-cet", "fleet-4.2.1-cet-plain", "fleet-cet-4.2.1", "fleet-cet-4.2.1-plain")
 FLEET_BOOT = Boot("migrate-net", "stock", OVERLAY, tag="fleet", peer="migrate-net", timeout=2400,
                   cmdline="mig.flows=" + ",".join(FLEET))
-LAB_BOOTS = {**MIGRATIONS, **FAILURES, "fleet": FLEET_BOOT}
+LAB_BOOTS = {**MIGRATIONS, **FAILURES, "fleet": FLEET_BOOT} if ALL else {"sample": SAMPLE}
+# what make test leaves to make migrate-net, said in its skips
+ONLY_ALL = pytest.mark.skipif(not ALL, reason="make migrate-net's (LAB_MIGRATE_ALL=1); make test boots one pair")
+
+
+def sampled(values, sample):
+    """@values, those outside make test's @sample skipped with ONLY_ALL."""
+    return [v if ALL or v in sample else pytest.param(v, marks=ONLY_ALL) for v in values]
+
 
 pair = lab_fixture(MIGRATIONS)
 
@@ -82,7 +105,7 @@ def test_network(pair):
     assert float(sent["secs"]) > 0
 
 
-@pytest.mark.parametrize("flow", FLOWS)
+@pytest.mark.parametrize("flow", sampled(FLOWS, SAMPLE_FLOWS))
 def test_migration(pair, flow):
     """valkey restored on B with its data, every thread's features and
     locks and its shadow-stack mappings as on A; a smash is still caught."""
@@ -98,7 +121,7 @@ def test_migration(pair, flow):
     a.passed(f"migrate.{flow}.smash")
 
 
-@pytest.mark.parametrize("flow", ("tcp", "tcp-nopre"))
+@pytest.mark.parametrize("flow", sampled(("tcp", "tcp-nopre"), SAMPLE_FLOWS))
 def test_tcp_client_kept_its_connection(pair, flow):
     """The client on A wrote and read through the move on one connection,
     with pre-dumps and without: nothing acknowledged lost, the same CLIENT
@@ -139,7 +162,7 @@ def assert_ran_on_and_nothing_left(r):
     assert (r["b_criu"], r["b_valkey"]) == ("0", "0"), r
 
 
-@pytest.mark.parametrize("flow", FAILED)
+@pytest.mark.parametrize("flow", sampled(FAILED, SAMPLE_FAILED))
 def test_failed_migration_leaves_the_task_running_on_a(failures, flow):
     """The migration fails, valkey runs on on A as before, and nothing of it
     stays on B: no half-restored valkey, no page server or lazy-pages
@@ -158,6 +181,7 @@ def test_failed_migration_leaves_the_task_running_on_a(failures, flow):
         assert int(r["gave_up_secs"]) < 90 and r["b_lazy_killed"] == "1", r
 
 
+@ONLY_ALL
 def test_failed_migration_stock_beside(failures):
     """Stock 4.1.1 whose criu dies on B mid-restore: what it leaves on B,
     printed beside criu-cet's."""
@@ -169,6 +193,7 @@ def test_failed_migration_stock_beside(failures):
           f"stock 4.1.1 criu={s.get('b_criu')} valkey={s.get('b_valkey')}")
 
 
+@ONLY_ALL
 def test_destination_without_shadow_stacks_refuses(refused):
     """B's kernel has no user shadow stacks: criu-cet's restore refuses,
     naming why, before anything is restored; valkey runs on on A."""
@@ -183,6 +208,7 @@ def fleet():
     return Machine(lab_results(FLEET_BOOT).data)
 
 
+@ONLY_ALL
 @pytest.mark.parametrize("flow", [f for f in FLEET if f.split("-")[2] == "cet"])
 def test_fleet_criu_cet_restores_what_another_criu_dumped(fleet, flow):
     """B runs criu-cet, A CRIU 4.2.1 or stock 4.1.1: valkey restored on B
@@ -199,6 +225,7 @@ def test_fleet_criu_cet_restores_what_another_criu_dumped(fleet, flow):
         fleet.passed(f"migrate.{flow}.smash")
 
 
+@ONLY_ALL
 def test_fleet_directions_table(fleet):
     """The table of a rolling upgrade's directions: each one's restore and
     state as B saw them (criu-cet's judged above, the others' as they are)."""

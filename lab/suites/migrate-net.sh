@@ -29,17 +29,21 @@
 # 4.2.1, stock), B's page server and restore are another's; criu-cet's
 # restores are judged, the others' outcome reported as it is.  Stock CRIU
 # 4.1.1's outcome on the same flows is reported (INFO migrate.stock.*).
-# The kernel command line may name the flows: mig.flows=dies,drop.
+# The kernel command line may name the flows: mig.flows=dies,drop, and
+# stock's: mig.stock=tcp.
 MIG_KEYS=${MIG_KEYS:-2000}
 MIG_PRE=${MIG_PRE:-2}
 MIG_FLOWS=${MIG_FLOWS:-$(cmdline_key mig.flows | tr , ' ')}
 MIG_FLOWS=${MIG_FLOWS:-pages lazy tcp tcp-nopre dies drop lazy-drop}
 # stock 4.1.1 beside criu-cet, but not through the drops (without a bound
 # on a silent peer it would only wait out A's deadline) nor the fleet's
-# flows (they name their CRIUs)
+# flows (they name their CRIUs); mig.stock=tcp,dies names them,
+# mig.stock=none runs none (make test's sample)
+MIG_STOCK_FLOWS=${MIG_STOCK_FLOWS:-$(cmdline_key mig.stock | tr , ' ')}
 MIG_STOCK_FLOWS=${MIG_STOCK_FLOWS:-$(for f in $MIG_FLOWS; do
 	case $f in drop | lazy-drop | fleet-*) ;; *) echo $f ;; esac
 done)}
+[ "$MIG_STOCK_FLOWS" != none ] || MIG_STOCK_FLOWS=
 # how long A's dump may take before A gives up on it (as an orchestrator's
 # timeout would), and how long B gets to notice that a migration is over
 MIG_DEADLINE=90
