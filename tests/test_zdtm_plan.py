@@ -456,3 +456,29 @@ def test_plan_runs_a_lists_manual_tests_by_name(tmp_path):
     key = zdtm_plan.verdict_key("zdtm.shstk.criu-cet.manual.iters3.ns.zdtm/transition/thread-bomb",
                                 zdtm_plan.MANUAL_RUNS)
     assert key == ("shstk:criu-cet:manual:iters3", "zdtm/transition/thread-bomb")
+
+
+def test_sample_plan_gives_stock_two_of_ours(tmp_path):
+    """make test's plan (zdtm_plan write --sample --ours): criu-cet runs the
+    sample and all our tests, stock 4.1.1 the sample and STOCK_OURS, then
+    the manual-only tests by name."""
+    tree = tmp_path / "test"
+    ours = ["zdtm/cet/plain", "zdtm/cet/recursion", "zdtm/cet/threads"]
+    for t, desc in [("zdtm/static/env00", "{}"), ("zdtm/transition/thread-bomb", "{'flags': 'noauto'}")] + \
+            [(t, "{}") for t in ours]:
+        (tree / t).parent.mkdir(parents=True, exist_ok=True)
+        (tree / (t + ".desc")).write_text(desc)
+    sample, our_list = tmp_path / "sample", tmp_path / "ours"
+    sample.write_text("zdtm/static/env00\nzdtm/transition/thread-bomb\n")
+    our_list.write_text("".join(t + "\n" for t in ours))
+    out = tmp_path / "plan"
+    zdtm_plan.main(["write", "--tree", str(tree), "--sample", str(sample), "--ours", str(our_list),
+                    "--out", str(out)])
+    plan = (out / "plan").read_text().splitlines()
+    assert plan[:2] == ["shstk.criu-cet.ns shstk /lab/criu-cet/criu sample.ns -f ns",
+                        "shstk.stock.ns shstk /lab/criu-stock/criu sample-stock.ns -f ns"]
+    assert [line.split()[0] for line in plan[2:]] == ["shstk.criu-cet.manual.iters3.ns", "shstk.stock.manual.ns"]
+    assert (out / "lists" / "sample.ns").read_text().split() == \
+        ["zdtm/static/env00", "zdtm/transition/thread-bomb"] + ours
+    assert (out / "lists" / "sample-stock.ns").read_text().split() == \
+        ["zdtm/static/env00", "zdtm/transition/thread-bomb"] + zdtm_plan.STOCK_OURS

@@ -100,15 +100,14 @@ for build in shstk plain; do
 done
 cp "$UPSTREAM/zdtm_results.py" "$dest/"
 cp "$tests/build-failures.txt" "$dest/"
-# the sample and our own tests on shadow stacks with criu-cet and stock
-# 4.1.1, each test in one flavour (lab/reports/zdtm_plan.py)
-cat "$UPSTREAM/sample.list" "$dest/lists/cet" > "$dest/lists/sample+cet"
+# the sample and our own tests on shadow stacks with criu-cet, stock 4.1.1
+# beside it, each test in one flavour (lab/reports/zdtm_plan.py)
 if [ "$variant" = migrate ]; then
-	"$PY" "$TOP/lab/reports/zdtm_plan.py" write --tree "$dest/plain/test" --migrate --out "$dest" > /dev/null || die "no plan"
+	set -- --migrate
 else
-	"$PY" "$TOP/lab/reports/zdtm_plan.py" write --tree "$dest/plain/test" --tests "$dest/lists/sample+cet" \
-		--runs shstk:criu-cet,shstk:stock --manual --out "$dest" > /dev/null || die "no plan"
+	set -- --sample "$UPSTREAM/sample.list" --ours "$dest/lists/cet"
 fi
+"$PY" "$TOP/lab/reports/zdtm_plan.py" write --tree "$dest/plain/test" --out "$dest" "$@" > /dev/null || die "no plan"
 publish_overlay "$link" "$out"
 say "zdtm overlay $(du -sh "$out" | cut -f1) -> $link" >&2
 echo "$link"

@@ -4,6 +4,7 @@
 which CRIU: the lists and the plan of the guest suite zdtm-upstream.
 
     zdtm_plan.py write --tree TEST_TREE --tests LIST --runs RUNS --out DIR [--name NAME] [--manual]
+    zdtm_plan.py write --tree TEST_TREE --sample LIST --ours LIST --out DIR
     zdtm_plan.py write --tree TEST_TREE --migrate --out DIR
 
 writes DIR/lists/NAME.<flavour> (one test a line) and DIR/plan (one line a
@@ -46,6 +47,12 @@ MIGRATE_FLOWS = {"predump": "shstk:criu-cet:pre3", "page-server": "shstk:criu-ce
 MIGRATE_TESTS = ["zdtm/cet/" + t for t in ("plain", "churn", "threads", "fibers", "fiber_thread", "deep")]
 # stock 4.1.1 beside the whole flow: the task without shadow stacks, and churn
 MIGRATE_STOCK = ("shstk:stock:pre2:page-server:lazy-pages", ["zdtm/cet/plain", "zdtm/cet/churn"])
+# make test's plan (write_sample): the sample and our tests on shadow
+# stacks by criu-cet; stock 4.1.1 beside it on the sample and two of ours,
+# the one without shadow stacks it restores and one it fails (the gap
+# criu-cet closes, test by test, is make compare's)
+SAMPLE_RUNS = ("shstk:criu-cet", "shstk:stock")
+STOCK_OURS = ["zdtm/cet/plain", "zdtm/cet/recursion"]
 CRIU_PATHS = {"criu-cet": "/lab/criu-cet/criu", "stock": "/lab/criu-stock/criu",
               "criu-4.2.1": "/lab/criu-4.2.1/criu"}
 
@@ -147,6 +154,14 @@ def write_manual(tree, tests, out):
     return write(tree, manual, MANUAL_RUNS, out, "manual", append=True) if manual else []
 
 
+def write_sample(tree, sample, ours, out):
+    """make test's plan: SAMPLE_RUNS, each test in one flavour, and
+    MANUAL_RUNS of the sample's manual-only tests."""
+    plan = write(tree, sample + ours, [SAMPLE_RUNS[0]], out, "sample")
+    plan += write(tree, sample + STOCK_OURS, [SAMPLE_RUNS[1]], out, "sample-stock", append=True)
+    return plan + write_manual(tree, sample, out)
+
+
 def write_migrate(tree, out):
     """The plan of the migration boot: MIGRATE_FLOWS on MIGRATE_TESTS, and stock beside."""
     plan = write(tree, MIGRATE_TESTS, list(MIGRATE_FLOWS.values()), out, "migrate")
@@ -161,18 +176,22 @@ def main(argv):
     w.add_argument("--tests", help="a list file")
     w.add_argument("--runs", help="BUILD:CRIU,...")
     w.add_argument("--migrate", action="store_true", help="the migration boot's plan instead")
+    w.add_argument("--sample", help="make test's plan instead: its sample (a list file) ...")
+    w.add_argument("--ours", help="... and our tests (a list file)")
     w.add_argument("--out", required=True)
     w.add_argument("--name", default="sample")
     w.add_argument("--manual", action="store_true", help="and MANUAL_RUNS of the manual-only tests after them")
     args = ap.parse_args(argv)
     if args.migrate:
         plan = write_migrate(args.tree, args.out)
+    elif args.sample and args.ours:
+        plan = write_sample(args.tree, read_list(args.sample), read_list(args.ours), args.out)
     elif args.tests and args.runs:
         plan = write(args.tree, read_list(args.tests), args.runs.split(","), args.out, args.name)
         if args.manual:
             plan += write_manual(args.tree, read_list(args.tests), args.out)
     else:
-        ap.error("give --tests and --runs, or --migrate")
+        ap.error("give --tests and --runs, --sample and --ours, or --migrate")
     for line in plan:
         print(line)
     return 0
