@@ -30,7 +30,7 @@ ss=$(echo "$out" | sed -n 's/^cet_probe ss mappings=\([0-9]*\) before makecontex
 set -- $ss
 [ "${1:-0}" -gt "${2:-0}" ] || bad="$bad makecontext-ss"
 if [ -z "$bad" ]; then
-	lab_pass cet-glibc.shstk "with $SHSTK: main, pthread and makecontext context on shadow stacks (features=shstk locked=shstk,wrss, ARCH_SHSTK_STATUS 0x1); the context's own stack (ssp $ctx_ssp, main $main_ssp; ss mappings $2 -> $1)"
+	lab_pass cet-glibc.shstk "with $SHSTK: main, pthread and makecontext context on shadow stacks, ARCH_SHSTK_STATUS 0x1; the context's own stack (ssp $ctx_ssp, main $main_ssp; ss mappings $2 -> $1) features=$(probe_field "$out" main features) locked=$(probe_field "$out" main locked)"
 else
 	lab_fail cet-glibc.shstk "wrong:$bad; $(echo "$out" | tr '\n' ';')"
 fi
@@ -53,7 +53,7 @@ smash() {
 }
 got=$(smash $SHSTK)
 case "$got" in
-"rc=139 "*"control protection"*) lab_pass cet-glibc.smash "with $SHSTK: SIGSEGV, $got" ;;
+"rc=139 "*"control protection"*) lab_pass cet-glibc.smash "with $SHSTK: SIGSEGV, $got fault=control-protection" ;;
 *) lab_fail cet-glibc.smash "with $SHSTK: $got" ;;
 esac
 got=$(smash "")

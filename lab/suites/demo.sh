@@ -62,7 +62,7 @@ say "valkey's crash log says: ${got#cp-fault: }"
 case "$got" in
 cp-fault:*)
 	say "the restored service is still protected by its shadow stack"
-	lab_pass demo.protected "$got" ;;
+	lab_pass demo.protected "$got fault=SEGV_CPERR" ;;
 *) lab_fail demo.protected "$got" ;;
 esac
 vk_kill "$pid"

@@ -32,7 +32,7 @@ fi
 pid=$(cat $D/pid)
 cet0=$(thread_cet "$pid")
 if all_locked "$cet0" && [ "$(nthreads "$cet0")" -ge 5 ]; then
-	lab_pass valkey.start "pid $pid, $($VK/valkey-server --version | cut -d' ' -f1-3), $(nthreads "$cet0") threads on locked shadow stacks: $cet0"
+	lab_pass valkey.start "pid $pid, $($VK/valkey-server --version | cut -d' ' -f1-3), threads on locked shadow stacks: server=valkey threads=$(nthreads "$cet0") cet=$(echo $cet0 | tr " " +)"
 else
 	lab_fail valkey.start "not every thread on a locked shadow stack (or too few threads): $cet0"
 fi
@@ -44,7 +44,7 @@ digest0=$(vk_digest $D "$VALKEY_KEYS")
 dd0=$(vcli $D DEBUG DIGEST)
 keys0=$(vcli $D DBSIZE)
 case "$piped" in
-*"errors: 0"*) lab_pass valkey.fill "$keys0 keys ($VALKEY_KEYS strings of 10 B to 64 KiB, a hash, a list) in $(secs "$t0" "$t1") s: $piped; used_memory $(vcli $D INFO memory | sed -n 's/^used_memory_human://p' | tr -d '\r'); client digest $digest0, DEBUG DIGEST $dd0" ;;
+*"errors: 0"*) lab_pass valkey.fill "$VALKEY_KEYS strings of 10 B to 64 KiB, a hash, a list in $(secs "$t0" "$t1") s: $piped; used_memory $(vcli $D INFO memory | sed -n 's/^used_memory_human://p' | tr -d '\r'); client digest $digest0, DEBUG DIGEST $dd0 keys=$keys0 errors=0" ;;
 *) lab_fail valkey.fill "valkey-cli --pipe: $piped" ;;
 esac
 lab_line INFO valkey.figures "keys=$keys0 fill=$(secs "$t0" "$t1")"
@@ -55,7 +55,7 @@ if vk_start $D.smash; then
 	st=$(vcli $D.smash MODULE LOAD $VK/vk_cetsmash.so && vcli $D.smash CETSMASH.STATUS)
 	got=$(vk_smash $D.smash "$spid")
 	case "$got" in
-	cp-fault:*) lab_pass valkey.smash-before "module loaded ($(echo $st | tr '\n' ' ')); smashed return: $got" ;;
+	cp-fault:*) lab_pass valkey.smash-before "module loaded ($(echo $st | tr '\n' ' ')); smashed return: $got fault=SEGV_CPERR" ;;
 	*) lab_fail valkey.smash-before "smashed return: $got (module: $st)" ;;
 	esac
 	vk_kill "$spid"
@@ -90,7 +90,7 @@ cycle() {
 		return 1
 	fi
 	t3=$(lab_now)
-	lab_pass $name.dump "criu-cet dump ($mode) in $(secs "$t0" "$t1") s, images $(du -sh "$img" | cut -f1), $locks thread(s) with all 64 lock bits (criu-cet's log)"
+	lab_pass $name.dump "criu-cet dump ($mode) in $(secs "$t0" "$t1") s, images $(du -sh "$img" | cut -f1), threads with all 64 lock bits in criu-cet's log: all_locks=$locks threads=$(nthreads "$cet0")"
 	lab_line INFO $name.times "dump=$(secs "$t0" "$t1") restore=$(secs "$t2" "$t3") mode=$mode"
 	if ! WAIT_TENTHS=100 wait_for vk_answers $D; then
 		lab_fail $name.restore "restore said ok, the server does not answer: $(cp_fault_of "$pid")"
@@ -133,7 +133,7 @@ done
 if [ $i -gt "$VALKEY_CYCLES" ]; then
 	got=$(vk_smash $D "$pid")
 	case "$got" in
-	cp-fault:*) lab_pass valkey.smash-after "after $VALKEY_CYCLES restores: $got" ;;
+	cp-fault:*) lab_pass valkey.smash-after "after $VALKEY_CYCLES restores: $got fault=SEGV_CPERR" ;;
 	*) lab_fail valkey.smash-after "after $VALKEY_CYCLES restores: $got" ;;
 	esac
 fi
