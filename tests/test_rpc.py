@@ -62,16 +62,17 @@ def test_images_of_another_criu_are_restored(rpc_lab, kernel, how):
     """Stock 4.1.1's images of the locked demo service (no criu-cet entry):
     restored with the image's features and SSP and every lock bit, said in
     the log; the service serves on."""
-    r = rpc_lab[kernel].expect_pass(f"{how}.adopt-other-criu")
-    assert "shstk locked: shstk wrss" in r["detail"] and "all bits are locked" in r["detail"]
-    assert "SEGV_CPERR" in r["detail"]   # a smash is still caught
+    f = fields(rpc_lab[kernel].expect_pass(f"{how}.adopt-other-criu"))
+    assert (f["features"], f["locked"]) == ("shstk", "shstk,wrss"), f
+    assert "all bits are locked" in f["why"], f     # criu-cet's log says what it did
+    assert f["fault"] == "SEGV_CPERR", f            # a smash is still caught
 
 
 @pytest.mark.lab
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_a_refused_restore_says_why_through_rpc(rpc_lab, kernel):
-    r = rpc_lab[kernel].expect_pass("rpc.refuse")
-    assert r["detail"].startswith("refused: ") and "the dumped task runs on, no task left" in r["detail"]
+    f = fields(rpc_lab[kernel].expect_pass("rpc.refuse"))
+    assert f["why"].startswith("refused: ") and (f["task"], f["left"]) == ("running", "0"), f
 
 
 # ---- this host, which has no CET ----
@@ -135,15 +136,15 @@ def no_shstk_lab(exported, tmp_path_factory):
 
 @pytest.mark.lab
 def test_kernel_without_shstk_check_says_no(no_shstk_lab):
-    r = no_shstk_lab.expect_pass("noshstk.check")
-    assert "the kernel has user shadow stacks turned off" in r["detail"]
+    f = fields(no_shstk_lab.expect_pass("noshstk.check"))
+    assert f["user_shstk"] == "no" and "the kernel has user shadow stacks turned off" in f["why"], f
 
 
 @pytest.mark.lab
 @pytest.mark.parametrize("how", ("cli", "rpc"))
 def test_kernel_without_shstk_refuses_cet_images(no_shstk_lab, how):
-    r = no_shstk_lab.expect_pass(f"noshstk.{how}-refused")
-    assert NO_SHSTK_HOST in r["detail"] and "no task left" in r["detail"]
+    f = fields(no_shstk_lab.expect_pass(f"noshstk.{how}-refused"))
+    assert NO_SHSTK_HOST in f["why"] and f["left"] == "0", f
 
 
 @pytest.mark.lab

@@ -62,7 +62,7 @@ int main(void)
 	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && sigreturns > 0)
 		printf("@@LAB PASS lab.ptrace-sigreturn child returned from its handler under ptrace "
-		       "(%d rt_sigreturn stops) and exited 0\n", sigreturns);
+		       "and exited: sigreturns=%d exit=0\n", sigreturns);
 	else if (WIFSIGNALED(status))
 		printf("@@LAB FAIL lab.ptrace-sigreturn child killed by signal %d after %d rt_sigreturn "
 		       "stops (Bochs XRSTORS bug?)\n", WTERMSIG(status), sigreturns);

@@ -12,7 +12,7 @@ out=$($criu check --feature shadow_stack 2>&1)
 rc=$?
 if [ $rc != 0 ] && echo "$out" | grep -q "(user_shstk in /proc/cpuinfo): no" &&
 	echo "$out" | grep -q "cannot checkpoint or restore shadow-stack tasks (the kernel has user shadow stacks turned off)"; then
-	lab_pass noshstk.check "exit $rc: $(echo "$out" | grep -o 'cannot checkpoint.*')"
+	lab_pass noshstk.check "exit $rc: user_shstk=no why=$(echo "$out" | grep -o 'cannot checkpoint.*')"
 else
 	lab_fail noshstk.check "exit $rc: $(echo "$out" | tr '\n' '|' | cut -c1-200)"
 fi
@@ -24,14 +24,14 @@ $criu restore -D /tmp/noshstk -d -o restore.log -v4
 rc=$?
 said=$(grep -a -m1 "$why" /tmp/noshstk/restore.log | sed 's/^([ 0-9.]*) *//' | cut -c1-200)
 if [ $rc != 0 ] && [ -n "$said" ] && ! alive "$pid"; then
-	lab_pass noshstk.cli-refused "exit $rc: $said; no task left"
+	lab_pass noshstk.cli-refused "exit $rc, no task left: left=0 why=$said"
 else
 	lab_fail noshstk.cli-refused "exit $rc, task $(alive "$pid" && echo running || echo gone): $(last_error /tmp/noshstk/restore.log)"
 fi
 rm -rf /tmp/noshstk && cp -a /lab/images/demo /tmp/noshstk
 said=$(rpc_cet --criu $criu refuse /tmp/noshstk)
 if [ $? = 0 ] && echo "$said" | grep -q "$why" && ! alive "$pid"; then
-	lab_pass noshstk.rpc-refused "$said; no task left"
+	lab_pass noshstk.rpc-refused "no task left: left=0 why=$said"
 else
 	lab_fail noshstk.rpc-refused "${said:-no answer}; task $(alive "$pid" && echo running || echo gone)"
 fi

@@ -22,7 +22,7 @@ zdtm_cet_run --dir /lab/zdtm/cet --only "$tests" --flavour criu-cet.rpc-service 
 # locks), and says so in its log.  The task serves on, its stack intact.
 # adopt HOW DIR: one restore of DIR's images, checked; 0 when it passed
 adopt() {
-	local how=$1 dir=$2 log=$2/run/restore.log pid= said before after feat warned
+	local how=$1 dir=$2 log=$2/run/restore.log pid= said before after feat cet warned
 	rm -rf $dir/run $dir/pid && cp -a $dir/img $dir/run
 	if [ $how = rpc ]; then
 		said=$(rpc_cet --criu $criu --pidfile $dir/pid restore $dir/run)
@@ -39,11 +39,12 @@ adopt() {
 	sleep 0.5
 	after=$(service_count $dir/status)
 	feat="$(status_field $pid x86_Thread_features) locked: $(status_field $pid x86_Thread_features_locked)"
+	cet="features=$(status_field $pid x86_Thread_features ,) locked=$(status_field $pid x86_Thread_features_locked ,)"
 	warned=$(grep -a -m1 -o "[0-9]* thread(s) on shadow stacks dumped by a CRIU without criu-cet.*" $log)
 	smash=$(smash_service $pid $dir/status)
 	if [ "$after" -gt "$before" ] 2>/dev/null && [ "$feat" = "shstk locked: shstk wrss" ] && [ -n "$warned" ] &&
 		echo "$smash" | grep -q SEGV_CPERR; then
-		lab_pass $how.adopt-other-criu "serving (count $before -> $after), $feat, smash $smash; log: $warned"
+		lab_pass $how.adopt-other-criu "serving (count $before -> $after), smash $smash: $cet fault=SEGV_CPERR why=$warned"
 	else
 		lab_fail $how.adopt-other-criu "count $before -> $after, $feat, smash $smash; log: ${warned:-no warning}"
 	fi
@@ -73,7 +74,7 @@ if rpc_cet --criu $criu dump $pid $dir/img leave-running > /dev/null; then
 	tasks=$(ls /proc | grep -c '^[0-9]')
 	said=$(rpc_cet --criu $criu refuse $dir/img)
 	if [ $? = 0 ] && alive $pid && [ "$(ls /proc | grep -c '^[0-9]')" -le "$tasks" ]; then
-		lab_pass rpc.refuse "$said; the dumped task runs on, no task left"
+		lab_pass rpc.refuse "the dumped task runs on, no task left: task=running left=0 why=$said"
 	else
 		lab_fail rpc.refuse "${said:-no answer}; dumped task $(alive $pid && echo running || echo gone)"
 	fi
