@@ -13,9 +13,9 @@ log=/tmp/zdtm-cet/probe-hang/fiber_thread_hang/img1/dump.log
 hung=$(grep -a -c 'the probe hung' "$log" 2>/dev/null)
 skipped=$(grep -a -c 'an earlier probe in this task failed' "$log" 2>/dev/null)
 if grep -q "NT_X86_SHSTK_STATUS regset: yes" "$log" 2>/dev/null; then
-	lab_skip cet.probe-hang "NT_X86_SHSTK_STATUS names the owned stacks: no probe ran"
+	lab_skip cet.probe-hang "NT_X86_SHSTK_STATUS names the owned stacks, no probe ran: probes=0"
 elif [ "${hung:-0}" = 1 ] && [ "${skipped:-0}" = 1 ]; then
-	lab_pass cet.probe-hang "one probe killed after its timeout, the other thread not probed ($(grep -a -m1 'the probe hung' "$log" | sed 's/.*cet: //'))"
+	lab_pass cet.probe-hang "one probe killed after its timeout, the other thread not probed: hung=1 skipped=1 why=$(grep -a -m1 'the probe hung' "$log" | sed 's/.*cet: //')"
 else
 	lab_fail cet.probe-hang "probe hung ${hung:-0} time(s), skipped ${skipped:-0} (want 1 and 1) in $log"
 fi

@@ -39,7 +39,8 @@ after_cet=$(status | sed 's/.*features=//')
 if alive "$pid" && [ "$(field count)" -gt "$dumped_count" ] && [ "$(field ssp)" = "$before_ssp" ] &&
 	[ "$(field depth)" = "$before_depth" ] && [ "$after_cet" = "$before_cet" ]; then
 	say "resumed where it was: count went on from $dumped_count, same SSP $before_ssp, same depth $before_depth, same features and locks"
-	lab_pass demo-service.resume "count $before_count -> $dumped_count at dump -> $(field count); ssp $before_ssp depth $before_depth; $after_cet"
+	cet_fields="features=$(status_field $pid x86_Thread_features ,) locked=$(status_field $pid x86_Thread_features_locked ,)"
+	lab_pass demo-service.resume "count $before_count -> $dumped_count at dump -> $(field count); ssp $before_ssp depth $before_depth; $after_cet: $cet_fields"
 else
 	lab_fail demo-service.resume "after restore: $(status) (before: ssp $before_ssp depth $before_depth $before_cet)"
 fi

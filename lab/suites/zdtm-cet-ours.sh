@@ -10,7 +10,12 @@ zdtm_cet_run --flavour criu-cet --criu /lab/criu-cet/criu --dir /lab/zdtm/cet \
 log=/tmp/zdtm-cet/criu-cet/fiber_thread/img1/dump.log
 told=$(grep -a -m1 'the thread runs on another one (told by' "$log" 2>/dev/null | sed 's/.*cet: //')
 if [ -n "$told" ]; then
-	lab_pass cet.owned-stack "$told"
+	case $told in
+	*"told by NT_X86_SHSTK_STATUS"*) by=NT_X86_SHSTK_STATUS ;;
+	*"told by the parasite's fork probe"*) by=fork-probe ;;
+	*) by=unknown ;;
+	esac
+	lab_pass cet.owned-stack "$told told_by=$by"
 else
 	lab_fail cet.owned-stack "no owned stack found in $log"
 fi

@@ -148,7 +148,7 @@ static CET_NOINLINE int run(void)
 		bad |= fail("%d shadow-stack mappings after the thread exited, want %d", joined.nr,
 			    1 + after.nr - before.nr);
 	return cet_pass(bad, "thread back from its fiber, fiber freed, %#lx reused: the memory survived the thread's "
-			"exit; %d ss mappings, %d after join\n", fiber_ss, after.nr, joined.nr);
+			"exit: ss=%d ss_after_join=%d\n", fiber_ss, after.nr, joined.nr);
 }
 
 CET_TEST_MAIN(run)
