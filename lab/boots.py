@@ -41,6 +41,7 @@ class Boot(NamedTuple):
     peer: str = None            # two machines: machine B's suites (this one is A)
     peer_kernel: str = None     # machine B's kernel (default: A's)
     peer_cmdline: str = ""      # more of machine B's kernel command line
+    cost: int = 0               # a rough guess of its wall seconds: the dearest boot first
 
     @property
     def name(self):
@@ -153,12 +154,14 @@ class Session:
 
 
 def plan(wanted):
-    """The boots to start ahead, from the boots each selected test wants,
-    in the order the tests come: each once, and none that must wait for
-    another boot's output."""
+    """The boots to start ahead, from the boots each selected test wants:
+    each once, and none that must wait for another boot's output; the
+    dearest first (Boot.cost), the rest in the order the tests come.  Two
+    cores and CRIU's ZDTM sample's boots of four minutes and more: started
+    last, the session waited for them alone at its end."""
     out, seen = [], set()
     for boot in wanted:
         if boot.prefetch and boot not in seen:
             seen.add(boot)
             out.append(boot)
-    return out
+    return sorted(out, key=lambda b: -b.cost)

@@ -35,7 +35,7 @@ MIGRATE_OVERLAY = "zdtm.sh migrate"
 # the migration boot: 38 C/Rs, most through pre-dumps and lazy pages: 4
 # minutes alone, twice that on a busy host, and the suite kills a zdtm.py
 # that hangs after 8
-LAB_BOOTS = {f"migrate-{k}": Boot("zdtm-upstream-migrate", k, MIGRATE_OVERLAY, timeout=1800) for k in FLOW_KERNELS}
+LAB_BOOTS = {f"migrate-{k}": Boot("zdtm-upstream-migrate", k, MIGRATE_OVERLAY, timeout=1800, cost=190) for k in FLOW_KERNELS}
 LAB_BOOTS.update({f"export-{k}": Boot("cet-migrate-export", k) for k in KERNELS})
 
 

@@ -38,6 +38,15 @@ def test_plan_follows_the_tests_once_each():
                               Boot("kselftest", "patched")]
 
 
+def test_the_dearest_boots_start_first():
+    """Boots with a cost start before the rest, dearest first; the others
+    keep the tests' order."""
+    dear = types.SimpleNamespace(LAB_BOOTS={"z": Boot("zdtm", cost=270), "y": Boot("runc", cost=50)})
+    items = [Item(A), Item(B), Item(dear)]
+    assert planned(items) == [Boot("zdtm", cost=270), Boot("runc", cost=50), Boot("a"),
+                              Boot("a", "patched", "x.sh"), Boot("b")]
+
+
 def test_no_lab_test_no_boot():
     assert planned([Item(HOST, lab=False)]) == []
 

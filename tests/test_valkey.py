@@ -15,8 +15,8 @@ pytestmark = pytest.mark.lab
 
 CYCLES = 5
 # make demo's suite runs in the stock kernel's boot
-LAB_BOOTS = {"stock": Boot("cet-glibc,valkey,demo", "stock", "valkey.sh"),
-             "patched": Boot("cet-glibc,valkey", "patched", "valkey.sh")}
+LAB_BOOTS = {"stock": Boot("cet-glibc,valkey,demo", "stock", "valkey.sh", cost=90),
+             "patched": Boot("cet-glibc,valkey", "patched", "valkey.sh", cost=90)}
 
 
 def overlay():

@@ -41,7 +41,7 @@ KERNELS = ("stock", "patched")
 # 60 tests by zdtm.py take about ten minutes of guest time, more of wall
 # time when the host is busy: longer than run.py's 15-minute watchdog
 OVERLAY = "zdtm.sh sample"     # the sample's tests alone: a smaller, faster overlay
-LAB_BOOTS = {(criu, kernel): Boot(suite, kernel, OVERLAY, timeout=3600) for (criu, kernel), suite in (
+LAB_BOOTS = {(criu, kernel): Boot(suite, kernel, OVERLAY, timeout=3600, cost=270) for (criu, kernel), suite in (
     (("criu-cet", "stock"), "zdtm-upstream-cet"), (("stock", "stock"), "zdtm-upstream-stock"),
     (("criu-cet", "patched"), "zdtm-upstream-cet"))}
 

@@ -22,7 +22,7 @@ criu_on_shstk() {
 
 # criu's own CET state, from a criu service left waiting on its socket
 own_state() {
-	local name=$1 criu=$2 pid st
+	local name=$1 criu=$2 pid st cet
 	rm -f /tmp/$name.sock
 	$criu service --address /tmp/$name.sock -o /tmp/$name-service.log -v4 &
 	pid=$!
@@ -31,10 +31,11 @@ own_state() {
 		kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null; return 1
 	fi
 	st="$(grep -E '^x86_Thread_features(_locked)?:' /proc/$pid/status | tr -s '\t ' ' ' | tr '\n' ';')"
+	cet="features=$(status_field $pid x86_Thread_features ,) locked=$(status_field $pid x86_Thread_features_locked ,)"
 	kill $pid; wait $pid 2>/dev/null
 	case $st in
 	"x86_Thread_features: shstk ;x86_Thread_features_locked: shstk wrss ;")
-		lab_pass criu-on-shstk.$name.self "criu runs on glibc's shadow stack: $st" ;;
+		lab_pass criu-on-shstk.$name.self "criu runs on glibc's shadow stack: $st $cet" ;;
 	*)	lab_fail criu-on-shstk.$name.self "criu's own state is not glibc's shadow stack: $st"; return 1 ;;
 	esac
 }

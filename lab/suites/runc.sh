@@ -21,7 +21,9 @@ if [ -z "${RUNC_CHROOTED:-}" ]; then
 	mkdir -p /sys/fs/cgroup
 	grep -q ' /sys/fs/cgroup cgroup2 ' /proc/mounts || mount -t cgroup2 cgroup2 /sys/fs/cgroup ||
 		{ lab_fail runc.setup "cannot mount cgroup2 on /sys/fs/cgroup"; return 0; }
-	lab_pass runc.setup "$($RUNC --version | head -1), cgroup2 controllers: $(cat /sys/fs/cgroup/cgroup.controllers); suite in a tmpfs root"
+	version=$($RUNC --version | sed -n 's/^runc version //p')
+	controllers=$(tr ' ' , < /sys/fs/cgroup/cgroup.controllers)
+	lab_pass runc.setup "cgroup2, suite in a tmpfs root: runc=$version controllers=$controllers"
 	# what CRIU's own check asks of the kernel: `criu check` must be content;
 	# `criu check --all` names what is still missing (none of it used here)
 	out=$(/lab/criu-cet/criu check 2>&1 | tail -1)
@@ -244,7 +246,7 @@ cycle() {
 	after=$(snapshot "$id" "$dir")
 	if counting "$id" "$dir" && same_cet "$before" "$after" && coherent "$after"; then
 		lab_pass "$name.restore" "restored in $(echo "$t1 $t2" | awk '{printf "%.2f", $2 - $1}') s guest"
-		lab_pass "$name.state" "exactly its CET state: before [$before] after [$after]"
+		lab_pass "$name.state" "exactly its CET state: before [$before] after [$after] state=kept"
 		row="checkpoint=ok restore=ok state=kept"
 		[ "$who" = cet ] && [ $# = 0 ] && again "$name" "$id" "$dir" "$criu" "$before" &&
 			protected "$name" "$id"
@@ -267,7 +269,7 @@ again() {
 	elif ! restore "$2" "$3" "$4"; then
 		lab_fail "$1.again" "second restore failed: $(restore_why "$3")"
 	elif sleep 0.5 && after=$(snapshot "$2" "$3") && counting "$2" "$3" && same_cet "$5" "$after"; then
-		lab_pass "$1.again" "second checkpoint and restore: the same CET state, $(field ss "$after") ss mapping(s) as at first [$after]"
+		lab_pass "$1.again" "second checkpoint and restore, the CET state and ss mappings as at first: [$after] state=kept"
 		return 0
 	else
 		lab_fail "$1.again" "after a second cycle: [$after] (first [$5])"
@@ -285,7 +287,7 @@ protected() {
 	WAIT_TENTHS=100 wait_for ctr_stopped "$2"
 	why=$(cp_fault_since "$mark")
 	case $why in
-	*"control protection"*) lab_pass "$1.protected" "a smashed return after restore: $why" ;;
+	*"control protection"*) lab_pass "$1.protected" "a smashed return after restore: fault=control-protection why=$why" ;;
 	*) lab_fail "$1.protected" "status $(ctr_status "$2") after SIGUSR1, no control-protection fault reported" ;;
 	esac
 }
@@ -314,7 +316,7 @@ other_criu_restore() {
 		said=$(grep -a -m1 -o "[0-9]* thread(s) on shadow stacks dumped by a CRIU without criu-cet.*" \
 			"$dir/work/restore.log" | cut -c1-200)
 		if [ $rc = 0 ] && counting "$id" "$dir" && [ -n "$said" ]; then
-			lab_pass "$name" "restored, running: $(snapshot "$id" "$dir"); log: $said"
+			lab_pass "$name" "restored, running: [$(snapshot "$id" "$dir")] state=running why=$said"
 		else
 			lab_fail "$name" "rc $rc, container '$st': $why; log: ${said:-no word of the stock image}"
 		fi
@@ -346,7 +348,7 @@ keeps_running() {
 	after=$(snapshot "$2" "$3")
 	if [ "$(ctr_status "$2")" = running ] && counting "$2" "$3" && same_cet "$4" "$after" &&
 		[ "$(field host "$4")" = "$(field host "$after")" ]; then
-		lab_pass "$1" "$5; the container runs on with its CET state: [$after]"
+		lab_pass "$1" "the container runs on with its CET state [$after] after: $5 outcome=ran-on"
 	else
 		lab_fail "$1" "$5; then: status $(ctr_status "$2"), [$after] (before [$4])"
 	fi
@@ -367,7 +369,7 @@ bad_checkpoints() {
 		lab_fail runc.bad.dump-fail "the checkpoint into 16 KiB succeeded"
 	else
 		why=$(grep -a -m1 -E 'No space|Error' "$dir/work/dump.log" | sed 's/^([^)]*) //' | cut -c1-120)
-		keeps_running runc.bad.dump-fail "$id" "$dir" "$before" "checkpoint failed as meant ($why)"
+		keeps_running runc.bad.dump-fail "$id" "$dir" "$before" "checkpoint failed as meant ($why) dump=failed"
 	fi
 	umount "$dir/full"
 	before=$(snapshot "$id" "$dir")
@@ -397,7 +399,7 @@ no_pivot() {
 		if restore "$id" "$dir" /lab/criu-cet/criu --no-pivot && sleep 0.5 && counting "$id" "$dir" &&
 			same_cet "$before" "$(snapshot "$id" "$dir")" && coherent "$(snapshot "$id" "$dir")"; then
 			lab_line INFO runc.row.cet.no-pivot "checkpoint=ok restore=ok state=kept"
-			lab_pass runc.cet.no-pivot "run --no-pivot, checkpoint, restore --no-pivot: exactly its CET state [$(snapshot "$id" "$dir")]"
+			lab_pass runc.cet.no-pivot "run --no-pivot, checkpoint, restore --no-pivot: exactly its CET state [$(snapshot "$id" "$dir")] outcome=kept"
 		else
 			lab_line INFO runc.row.cet.no-pivot "checkpoint=ok restore=failed"
 			lab_fail runc.cet.no-pivot "restore --no-pivot: $(restore_why "$dir") [$(snapshot "$id" "$dir")]"
