@@ -48,12 +48,13 @@ FAILURES = {"failures": Boot("migrate-net", "stock", OVERLAY, tag="failures", pe
     {"failures": SAMPLE}
 # a rolling upgrade: A dumps with one CRIU, B restores with another
 # (migrate-net.sh's a_fleet), for valkey on shadow stacks and without.
-# Stock 4.1.1's directions are not here: CRIU 4.2 widened the page-server
-# command (struct page_server_iov's nr_pages, u32 to u64) with no version
-# check, so a 4.1.1 pre-dump and a 4.2-based page server (criu-cet's, or
-# 4.2.1's) each wait for the rest of a command the other never sends; a
-# rolling upgrade from 4.1.1 has to carry the images as files
-FLEET = ("fleet-4.2.1-cet", "fleet-4.2.1-cet-plain", "fleet-cet-4.2.1", "fleet-cet-4.2.1-plain")
+# Stock 4.1.1's directions take the files flow (no page server): CRIU 4.2
+# widened the page-server command (struct page_server_iov's nr_pages, u32
+# to u64) with no version check, so a 4.1.1 pre-dump and a 4.2-based page
+# server (criu-cet's, or 4.2.1's) each wait for the rest of a command the
+# other never sends
+FLEET = tuple(f"fleet-{a}-{b}{plain}" for a, b in (("4.2.1", "cet"), ("cet", "4.2.1"), ("stock", "cet"),
+                                                   ("cet", "stock")) for plain in ("", "-plain"))
 FLEET_BOOT = Boot("migrate-net", "stock", OVERLAY, tag="fleet", peer="migrate-net", timeout=2400,
                   cmdline="mig.flows=" + ",".join(FLEET))
 LAB_BOOTS = {**MIGRATIONS, **FAILURES, "fleet": FLEET_BOOT} if ALL else {"sample": SAMPLE}

@@ -17,6 +17,8 @@
 #          is the runtime's, external to CRIU, as runc does it)
 #   tcp-nopre  tcp without pre-dumps: every page crosses while valkey is
 #          frozen, the freeze the pre-dumps save
+#   files  no page server: the dump writes its pages on A and they cross
+#          in the images' tar, as between CRIUs that share no page server
 # What B restored is checked against what A had: data digest, every
 # thread's features and locks, the ss mapping count; a smash is still
 # caught.  Then migrations that fail on purpose (a_fall_back):
@@ -305,6 +307,11 @@ a_dump() {
 		mig_fail $name.dump "$(last_error $dir/dump.log)"
 		return 1 ;;
 	tcp) mkdir -p $dir; set -- --tcp-established --external "net[$(stat -L -c %i /run/netns/$POD)]:$POD" ;;
+	files)
+		mkdir -p $dir
+		$criu dump -t "$pid" -D $dir -o dump.log -v4 && return 0
+		mig_fail $name.dump "$(last_error $dir/dump.log)"
+		return 1 ;;
 	*) mkdir -p $dir; set -- ;;
 	esac
 	ans=$(ask page-server "${MIG_B_CRIU:-$criu}" $n $prev)
@@ -334,8 +341,9 @@ a_move() {
 	local name=$1 criu=$2 flow=${3%-nopre} pre=$MIG_PRE cet0 digest0 t0 t1 got sent
 	local bcriu=${MIG_B_CRIU:-$2} shstk=$VK_SHSTK
 	[ -n "${MIG_PLAIN:-}" ] && shstk=
-	# post-copy has no pre-dump; a -nopre flow is its flow without them
-	case $3 in lazy | *-nopre) pre=0 ;; esac
+	# post-copy and files have no pre-dump; a -nopre flow is its flow
+	# without them
+	case $3 in lazy | files | *-nopre) pre=0 ;; esac
 	rm -rf /tmp/mig && mkdir -p $IMG
 	local VK_NETNS= VK_TCP=
 	if [ "$flow" = tcp ]; then
@@ -480,18 +488,19 @@ a_fall_back() {
 # A's pre-dumps and dump by FROM, B's page server and restore by TO (cet,
 # 4.2.1, stock), valkey on shadow stacks or, -plain, without.  Stock 4.1.1
 # cannot talk to a 4.2-based page server (4.2 widened its command, with no
-# version check: both ends wait for good); its directions hang.  Judged when
-# criu-cet restores; another CRIU's outcome is reported (INFO), with what
-# it lost.  NAME.restore/state/smash as a_move's.
+# version check: both ends wait for good): its directions take the files
+# flow.  Judged when criu-cet restores; another CRIU's outcome is reported
+# (INFO), with what it lost.  NAME.restore/state/smash as a_move's.
 a_fleet() {
-	local spec=${3#fleet-} plain= from to
+	local spec=${3#fleet-} plain= from to flow=pages
 	case $spec in *-plain) plain=1 spec=${spec%-plain} ;; esac
+	case $spec in stock-* | *-stock) flow=files ;; esac
 	from=$(criu_of "${spec%%-*}") && to=$(criu_of "${spec#*-}") ||
 		{ lab_skip "$1" "no CRIU ${spec%%-*} or ${spec#*-} in the guest (overlay lab/overlays/upstream.sh)"; return; }
 	if [ "${spec#*-}" = cet ]; then
-		MIG_PLAIN=$plain MIG_B_CRIU=$to a_migrate "$1" "$from" pages
+		MIG_PLAIN=$plain MIG_B_CRIU=$to a_migrate "$1" "$from" $flow
 	else
-		MIG_PLAIN=$plain MIG_B_CRIU=$to MIG_REPORT_ONLY=1 a_migrate "$1" "$from" pages
+		MIG_PLAIN=$plain MIG_B_CRIU=$to MIG_REPORT_ONLY=1 a_migrate "$1" "$from" $flow
 	fi
 }
 
