@@ -23,7 +23,7 @@ GUEST_BINS	:= $(patsubst lab/guest/%.c,$(BUILD)/guest/bin/%,$(GUEST_SRCS))
 GUEST_HDRS	:= criu/arch/x86/cet/cet-abi.h lab/guest/service.h lab/guest/smash.h
 INITRAMFS	:= $(BUILD)/initramfs.cpio
 
-.PHONY: all deps sources bochs kernel kernel-patched criu-stock criu-cet guest initramfs runc-overlay \
+.PHONY: all deps sources bochs kernel kernel-patched criu-stock criu-cet guest initramfs runc-overlay podman-overlay \
 	cet-glibc valkey valkey-overlay \
 	demo test test-host lab clean zdtm-cet compare bench
 
@@ -107,6 +107,14 @@ initramfs: criu-stock criu-cet guest zdtm-cet kselftests
 # overlay by the runc tests: make lab SUITES=runc OVERLAY=build/overlay-runc
 runc-overlay: deps
 	@bash lab/overlays/runc.sh > /dev/null
+
+# podman 4.3.1 and conmon 2.1.6 (pins podman, conmon, ...) and their lab
+# configuration, for the podman suite only (the libraries either CRIU loads
+# are in the initramfs already), beside the runc and migrate
+# overlays: run.py --suites podman --overlay build/overlay-migrate
+# --overlay build/overlay-runc --overlay build/overlay-podman
+podman-overlay: deps criu-stock criu-cet
+	@bash lab/overlays/podman.sh > /dev/null
 
 # A CET userland for the guest: glibc 2.41 --enable-cet (pin glibc) in the
 # sysroot build/cet-glibc, for the guest path /opt/cet-glibc.  Guest programs
