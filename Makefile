@@ -213,11 +213,13 @@ demo: all
 # lab's network (page server, lazy pages, --tcp-established) and migrations
 # that fail on purpose: both kernels, and from the stock kernel to the
 # patched one; a machine B without user shadow stacks; a rolling upgrade;
-# and zdtm.py's migration flows on both kernels.  make test runs a sample:
-# one pair, zdtm.py's flows on the stock kernel (LAB_MIGRATE_ALL)
+# and zdtm.py's migration flows on both kernels; podman's checkpoint
+# --export and restore --import on one machine and from A to B.  make test
+# runs a sample: one pair, zdtm.py's flows on the stock kernel, no podman
+# boot yet (LAB_MIGRATE_ALL)
 .PHONY: migrate-net
 migrate-net: all
-	LAB_MIGRATE_ALL=1 $(PY) -m pytest -v tests/test_two_machines.py tests/test_migration.py
+	LAB_MIGRATE_ALL=1 $(PY) -m pytest -v tests/test_two_machines.py tests/test_migration.py tests/test_podman.py
 
 test-host: deps
 	$(PY) -m pytest -q tests -m "not lab"

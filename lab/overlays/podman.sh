@@ -12,11 +12,26 @@
 # join a network namespace the suite makes, --network ns:PATH, or none).
 # A folder run.py --overlay adds to the guest (41 MiB, for the podman boots
 # only), beside build/overlay-runc (runc, GNU tar) and build/overlay-migrate
-# (valkey on the CET glibc, iproute2, iptables).  Prints the folder.
+# (valkey on the CET glibc, iproute2, iptables).  With the argument
+# "guest", all three in one folder (build/overlay-podman-guest, hard links:
+# a test's Boot takes one overlay).  Prints the folder.
 set -euo pipefail
 . "$(dirname "$0")/../common.sh"
 
-out=${PODMAN_OVERLAY:-$BUILD/overlay-podman}
+out=$BUILD/overlay-podman
+if [ "${1:-}" = guest ]; then
+	migrate=$(bash "$TOP/lab/overlays/migrate.sh") || die "no migrate overlay"
+	runc=$(bash "$TOP/lab/overlays/runc.sh") || die "no runc overlay"
+	podman=$(bash "$0") || die "no podman overlay"
+	out=$BUILD/overlay-podman-guest
+	rm -rf "$out" && mkdir -p "$out"
+	for d in "$migrate" "$runc" "$podman"; do
+		cp -alf "$d/." "$out/" || die "cannot merge $d"
+	done
+	say "podman guest overlay $(du -sh "$out" | cut -f1) -> $out" >&2
+	echo "$out"
+	exit 0
+fi
 work=$(mktemp -d "$BUILD/podman.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 for p in podman conmon libsubid libgpgme libassuan ctrcommon; do

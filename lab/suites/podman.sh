@@ -2,14 +2,22 @@
 # podman (Debian 12's 4.3.1, conmon 2.1.6, runc 1.1.5) checkpoints and
 # restores a container of valkey on the CET glibc (every thread on a
 # shadow stack glibc turned on and locked: GLIBC_TUNABLES in the image's
-# environment), on one machine: `podman container checkpoint --export`,
-# `podman rm`, `podman container restore --import`.  The restored valkey
-# must answer with the same data digest, every thread (by its pid in the
-# container) with the features and locks it had, the same count of
-# shadow-stack mappings, and a smashed return address must still be a
-# control-protection fault.  criu-cet is judged; stock CRIU 4.1.1 on the same
-# steps is reported (INFO podman.stock.*).  What each podman command costs
-# in guest seconds is reported too (INFO podman.cost).
+# environment): `podman container checkpoint --export`, then `podman
+# container restore --import`.  Rows (pm.rows= on the command line):
+#   local        checkpoint, podman rm, restore, on this machine
+#   local-tcp    the same with --tcp-established, a client on one
+#                connection all along (steady_client)
+#   local-pre    --pre-checkpoint --export pre.tar, keys rewritten, then
+#                --with-previous; restore --import-previous pre.tar
+#   migrate*     the same three from machine A to machine B (run.py
+#                --peer-suites podman): A checkpoints and sends the tars,
+#                B restores; the pod's address moves with it
+# The restored valkey must answer with the same data digest, every thread
+# (by its pid in the container) with the features and locks it had, the
+# same count of shadow-stack mappings, and a smashed return address must
+# still be a control-protection fault.  criu-cet is judged; stock CRIU
+# 4.1.1 on the same steps is reported (INFO podman.stock.*).  What each
+# podman command costs in guest seconds is reported (INFO podman.cost).
 #
 # Overlays: build/overlay-migrate (valkey, CET glibc, iproute2, iptables),
 # build/overlay-runc (runc, GNU tar), build/overlay-podman
@@ -27,7 +35,6 @@ POD=vk
 POD_IP=10.76.1.10
 POD_PORT=6379
 PM_KEYS=${PM_KEYS:-500}
-PM_ROWS=${PM_ROWS:-local}
 PM_FLAVOURS=${PM_FLAVOURS:-cet stock}
 # deadline of one podman command, guest seconds: stock CRIU's restore of a
 # shadow-stack task may never end (lab/suites/migrate-net.sh)
@@ -70,10 +77,9 @@ pm() {
 	PATH=/lab/podman/$fl:$BASEPATH timeout "$PM_DEADLINE" $PODMAN --runtime-flag "criu=/lab/criu-$fl/criu" "$@"
 }
 
-# COST: "what=seconds" of every podman command, in order
-COST=
 # pmt WHAT FLAVOUR ARGS...: pm, its output in $W/WHAT.out, its guest
-# seconds in $W/WHAT.secs and COST; its status
+# seconds in $W/WHAT.secs and, as "WHAT=SECONDS", in $W/cost (every podman
+# command's, in order; a file: rows run some in subshells); its status
 pmt() {
 	local what=$1 t0 rc
 	shift
@@ -81,7 +87,7 @@ pmt() {
 	pm "$@" > "$W/$what.out" 2>&1
 	rc=$?
 	secs "$t0" "$(lab_now)" > "$W/$what.secs"
-	COST="$COST $what=$(cat "$W/$what.secs")"
+	echo "$what=$(cat "$W/$what.secs")" >> $W/cost
 	return $rc
 }
 took() { cat "$W/$1.secs"; }
@@ -96,15 +102,22 @@ vcli() {
 }
 D=$W/vk
 
-# pod_up / pod_down: the container's network namespace, one veth to this
-# machine; the container joins it (--network ns:/run/netns/vk), so podman
-# runs no network plugin and the namespace outlives the container
+# pod_up / pod_down: the container's network namespace, as migrate-net.sh
+# makes it (veth, the pod's /32 routed to this machine); the container
+# joins it (--network ns:/run/netns/vk), so podman runs no network plugin
+# and the namespace outlives the container
 pod_up() {
+	pod_down
 	$IP netns add $POD &&
 		$IP link add vk0 type veth peer name eth0 netns $POD &&
 		$IP -n $POD link set lo up && $IP -n $POD link set eth0 up &&
-		$IP -n $POD addr add $POD_IP/24 dev eth0 &&
-		$IP addr add ${POD_IP%.*}.1/24 dev vk0 && $IP link set vk0 up
+		$IP -n $POD addr add $POD_IP/32 dev eth0 &&
+		$IP -n $POD route add 169.254.1.1 dev eth0 &&
+		$IP -n $POD route add default via 169.254.1.1 dev eth0 &&
+		$IP addr add 169.254.1.1/32 dev vk0 &&
+		$IP link set vk0 up &&
+		echo 1 > /proc/sys/net/ipv4/ip_forward &&
+		$IP route replace $POD_IP/32 dev vk0 ${LAB_IP:+src ${LAB_IP%/*}}
 }
 pod_down() { $IP netns del $POD 2>/dev/null; }
 
@@ -165,32 +178,68 @@ verdict() {
 	elif [ "$1" = PASS ]; then lab_pass "$2" "$3"; else lab_fail "$2" "$3"; fi
 }
 
-# smashed LOG: how the container's valkey ended after CETSMASH.SMASH, from
-# its log (valkey handles SIGSEGV itself and logs signal and si_code, 10
-# being SEGV_CPERR; stdout is conmon's k8s-file log)
-smashed() {
-	local pid=$1 log=$2 why
+# stat_of FILE KEY: a number from podman's --print-stats JSON in FILE
+stat_of() { tr -d ' \n' < "$1" | sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p"; }
+# criu_of LOG: the CRIU version a dump or restore log names
+criu_of() { sed -n 's/.*Version: \([^ ]*\).*/\1/p' "$1" 2>/dev/null | head -1; }
+field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+
+# smash_here: the container's valkey made to smash its own return address;
+# how it ended, from its log (valkey handles SIGSEGV itself and logs the
+# signal and si_code, 10 being SEGV_CPERR; its stdout is conmon's k8s-file
+# log, ctr.log in the container's folder): smash=cp-fault|died:...|alive
+smash_here() {
+	local pid why
+	pid=$(vk_pid)
 	vcli $D MODULE LOAD /lab/valkey/vk_cetsmash.so > /dev/null 2>&1
 	vcli $D CETSMASH.SMASH > /dev/null 2>&1
 	WAIT_TENTHS=300 wait_for sh -c "! grep -q '^State:.*[RS]' /proc/$pid/status 2>/dev/null"
-	why=$(grep -a -m1 'crashed by signal' "$log" | sed 's/^[^#]*# //')
+	why=$(grep -a -m1 'crashed by signal' "$(userdata)/ctr.log" | sed 's/^[^#]*# //')
 	case "$why" in
-	*"signal: 11, si_code: 10") echo "cp-fault" ;;
-	?*) echo "died:$(echo "$why" | tr ' ' '_')" ;;
-	*) if alive "$pid"; then echo alive; else echo "died:no-crash-log"; fi ;;
+	*"signal: 11, si_code: 10") echo "smash=cp-fault" ;;
+	?*) echo "smash=died:$(echo "$why" | tr ' ' '_')" ;;
+	*) if alive "$pid"; then echo smash=alive; else echo smash=died:no-crash-log; fi ;;
 	esac
 }
 
-# local_row FLAVOUR: run, fill, checkpoint --export, rm, restore --import,
-# compare, smash; all on this machine
-local_row() {
-	local fl=$1 n=podman.$1.local pid digest0 cet0 ud locks pid2 got w stats
-	rm -f $D.get $W/ckpt.tar
-	if ! pmt run-$fl "$fl" run -d --name vk --pull never --network ns:/run/netns/$POD ${PM_RUN_OPTS:-} $IMAGE \
+# restore_here FLAVOUR ROW KEYS: restore --import of $W/ckpt.tar (and
+# $W/pre.tar for a pre row) on this machine; "restored secs=... pid=...
+# digest=... cet=... write=... criu=..." or "failed: ..."
+restore_here() {
+	local fl=$1 tag=$1-$2 keys=$3 pid ud w
+	set -- --import $W/ckpt.tar --keep --print-stats
+	case $tag in *pre*) set -- "$@" --import-previous $W/pre.tar ;; esac
+	case $tag in *tcp*) set -- "$@" --tcp-established ;; esac
+	pmt restore-$tag "$fl" container restore "$@"
+	ud=$(userdata)
+	pid=$(vk_pid)
+	if [ -z "$pid" ] || ! WAIT_TENTHS=300 wait_for vk_answers $D; then
+		echo "failed: $(why restore-$tag); $(last_error "$ud/restore.log" | cut -c1-160) secs=$(took restore-$tag)"
+		return
+	fi
+	w=$(vcli $D SET restored yes && vcli $D GET restored && vcli $D DEL restored)
+	echo "restored secs=$(took restore-$tag) pid=$pid digest=$(vk_digest $D "$keys") cet=$(ctr_cet "$pid")" \
+		"write=$(echo $w | tr ' ' '+') criu=$(criu_of "$ud/restore.log")" \
+		"restore_us=$(stat_of $W/restore-$tag.out runtime_restore_duration)"
+}
+
+# row FLAVOUR ROW: valkey in a container, filled; for a *pre* ROW a
+# pre-checkpoint (--export pre.tar) then keys rewritten; a checkpoint
+# (--with-previous after a pre-checkpoint, --tcp-established for a *tcp*
+# ROW, with a client on one connection all along) --export ckpt.tar;
+# restore --import here (local*: after podman rm) or on B (migrate*: the
+# tars sent); the same data, CET state, a write, the client's connection,
+# and a smash caught
+row() {
+	local fl=$1 r=$2 n=podman.$1.$2 tag=$1-$2 tcp= pre= pid digest0 cet0 ud got client= pre_pages=
+	case $r in *tcp*) tcp=1 ;; esac
+	case $r in *pre*) pre=1 ;; esac
+	rm -f $D.get $W/ckpt.tar $W/pre.tar $W/stop
+	if ! pmt run-$tag "$fl" run -d --name vk --pull never --network ns:/run/netns/$POD ${PM_RUN_OPTS:-} $IMAGE \
 		--bind $POD_IP --port $POD_PORT --protected-mode no --save '' --appendonly no \
 		--io-threads 2 --enable-module-command yes --enable-debug-command yes \
 		--crash-memcheck-enabled no || ! WAIT_TENTHS=600 wait_for vk_answers $D; then
-		verdict FAIL $n.run "podman run: $(why run-$fl) secs=$(took run-$fl)"
+		verdict FAIL $n.run "podman run: $(why run-$tag) secs=$(took run-$tag)"
 		return 1
 	fi
 	pid=$(vk_pid)
@@ -198,65 +247,163 @@ local_row() {
 	digest0=$(vk_digest $D "$PM_KEYS")
 	cet0=$(ctr_cet "$pid")
 	if all_locked "$(echo "$cet0" | tr '+' ' ')" && [ "$(nthreads "$(echo "$cet0" | tr '+' ' ')")" -ge 5 ]; then
-		verdict PASS $n.run "pid $pid, $PM_KEYS keys, digest=$digest0 cet=$cet0 secs=$(took run-$fl)"
+		verdict PASS $n.run "pid $pid, $PM_KEYS keys, digest=$digest0 cet=$cet0 secs=$(took run-$tag)"
 	else
-		verdict FAIL $n.run "not every thread on a locked shadow stack: cet=$cet0 secs=$(took run-$fl)"
+		verdict FAIL $n.run "not every thread on a locked shadow stack: cet=$cet0 secs=$(took run-$tag)"
+	fi
+	if [ -n "$tcp" ]; then
+		/lab/bin/steady_client $POD_IP $POD_PORT $W/stop > $W/client.out 2>&1 &
+		client=$!
+		sleep 2
+	fi
+	if [ -n "$pre" ]; then
+		pmt pre-$tag "$fl" container checkpoint --pre-checkpoint --export $W/pre.tar --compress none --keep --print-stats vk
+		if [ ! -s $W/pre.tar ] || ! alive "$pid"; then
+			verdict FAIL $n.pre-checkpoint "$(why pre-$tag); $(last_error "$(userdata)/dump.log" | cut -c1-160) secs=$(took pre-$tag)"
+			return 1
+		fi
+		pre_pages=$(stat_of $W/pre-$tag.out pages_written)
+		# keys 1..50 written again, the hash and the list made anew
+		# (vk_fill for 50 keys): pages dirtied after the pre-checkpoint,
+		# and the data the final checkpoint must carry (a new digest)
+		vk_fill $D 50 > /dev/null
+		digest0=$(vk_digest $D "$PM_KEYS")
 	fi
 	# --keep: dump.log and stats-dump stay in the container's folder
-	pmt checkpoint-$fl "$fl" container checkpoint --export $W/ckpt.tar --compress none --keep --print-stats vk
+	pmt checkpoint-$tag "$fl" container checkpoint ${pre:+--with-previous} ${tcp:+--tcp-established} \
+		--export $W/ckpt.tar --compress none --keep --print-stats vk
 	ud=$(userdata)
 	if [ ! -s $W/ckpt.tar ] || alive "$pid"; then
-		verdict FAIL $n.checkpoint "$(why checkpoint-$fl); $(last_error "$ud/dump.log" | cut -c1-160) secs=$(took checkpoint-$fl)"
+		verdict FAIL $n.checkpoint "$(why checkpoint-$tag); $(last_error "$ud/dump.log" | cut -c1-160) secs=$(took checkpoint-$tag)"
 		return 1
 	fi
-	locks=$(full_locks "$ud/dump.log")
-	stats=$(tr -d ' \n' < $W/checkpoint-$fl.out)
-	verdict PASS $n.checkpoint "tar_bytes=$(wc -c < $W/ckpt.tar) full_locks=$locks \
-frozen_us=$(echo "$stats" | sed -n 's/.*"frozen_time":\([0-9]*\).*/\1/p') secs=$(took checkpoint-$fl)"
-	cp "$ud/dump.log" $W/dump-$fl.log 2>/dev/null
-	if ! pmt rm-$fl "$fl" rm -f vk; then
-		verdict FAIL $n.rm "$(why rm-$fl) secs=$(took rm-$fl)"
-		return 1
-	fi
-	pmt restore-$fl "$fl" container restore --import $W/ckpt.tar --keep --print-stats
-	ud=$(userdata)
-	cp "$ud/restore.log" $W/restore-$fl.log 2>/dev/null
-	pid2=$(vk_pid)
-	if [ -z "$pid2" ] || ! WAIT_TENTHS=300 wait_for vk_answers $D; then
-		verdict FAIL $n.restore "$(why restore-$fl); $(last_error "$ud/restore.log" | cut -c1-160) secs=$(took restore-$fl)"
-		return 1
-	fi
-	verdict PASS $n.restore "pid $pid -> $pid2 answers secs=$(took restore-$fl)"
-	got=$(vk_digest $D "$PM_KEYS")
-	w=$(vcli $D SET restored yes && vcli $D GET restored && vcli $D DEL restored)
-	w=$(echo $w | tr ' ' '+')
-	if [ "$got" = "$digest0" ] && [ "$w" = "OK+yes+1" ]; then
-		verdict PASS $n.data "digest=$got write=$w"
+	got="tar_bytes=$(wc -c < $W/ckpt.tar) full_locks=$(full_locks "$ud/dump.log")"
+	got="$got frozen_us=$(stat_of $W/checkpoint-$tag.out frozen_time) pages=$(stat_of $W/checkpoint-$tag.out pages_written)"
+	[ -z "$pre" ] || got="$got pre_tar_bytes=$(wc -c < $W/pre.tar) pre_pages=$pre_pages pre_secs=$(took pre-$tag)"
+	verdict PASS $n.checkpoint "$got digest=$digest0 criu=$(criu_of "$ud/dump.log") secs=$(took checkpoint-$tag)"
+	case $r in
+	local*)
+		if ! pmt rm-$tag "$fl" rm -f vk; then
+			verdict FAIL $n.rm "$(why rm-$tag) secs=$(took rm-$tag)"
+			return 1
+		fi
+		got=$(restore_here "$fl" "$r" "$PM_KEYS")
+		;;
+	migrate*)
+		# the pod's address now routed to B, where it is restored
+		[ -n "$tcp" ] && $IP route replace $POD_IP/32 via "$LAB_PEER"
+		pmt rm-$tag "$fl" rm -f vk
+		pod_down
+		for f in ${pre:+pre.tar} ckpt.tar; do
+			got=$(a_send $W/$f)
+			case $got in ok*) ;; *) verdict FAIL $n.send "$f: $got"; return 1 ;; esac
+		done
+		got=$(ask restore "$fl" "$r" "$PM_KEYS")
+		;;
+	esac
+	case $got in
+	restored*) verdict PASS $n.restore "$got" ;;
+	*) verdict FAIL $n.restore "$got"; return 1 ;;
+	esac
+	if [ "$(field "$got" digest)" = "$digest0" ] && [ "$(field "$got" write)" = "OK+yes+1" ]; then
+		verdict PASS $n.data "digest=$digest0 write=OK+yes+1"
 	else
-		verdict FAIL $n.data "digest=$got before=$digest0 write=$w"
+		verdict FAIL $n.data "digest=$(field "$got" digest) before=$digest0 write=$(field "$got" write)"
 	fi
-	got=$(ctr_cet "$pid2")
+	got=$(field "$got" cet)
 	if [ "$got" = "$cet0" ]; then
 		verdict PASS $n.cet "cet=$got ss=${got##*ss=}"
 	else
 		verdict FAIL $n.cet "cet=$got before=$cet0 ss=${got##*ss=}"
 	fi
-	got=$(smashed "$pid2" "$ud/ctr.log")
-	if [ "$got" = cp-fault ]; then
-		verdict PASS $n.smash "smash=$got"
+	if [ -n "$client" ]; then
+		sleep 1
+		touch $W/stop
+		if wait $client; then verdict PASS $n.client "$(cat $W/client.out)"
+		else verdict FAIL $n.client "$(cat $W/client.out)"; fi
+	fi
+	case $r in
+	local*) got=$(smash_here) ;;
+	migrate*) got=$(ask smash) ;;
+	esac
+	if [ "$got" = smash=cp-fault ]; then
+		verdict PASS $n.smash "$got"
 	else
-		verdict FAIL $n.smash "smash=$got"
+		verdict FAIL $n.smash "$got"
 	fi
 }
 
+# row_end FLAVOUR: nothing of a row left here (or on B), whatever failed
+row_end() {
+	local pid
+	[ -e $W/stop ] || touch $W/stop
+	wait 2>/dev/null
+	pm "$1" rm -f vk > /dev/null 2>&1
+	pid=$(vk_pid)
+	[ -z "$pid" ] || kill -9 "$pid"
+	rm -f $W/*.tar
+	# a fresh network namespace: no socket, route or CRIU lock of the row's
+	if [ -n "$LAB_PEER" ]; then
+		pod_down
+		$IP route del $POD_IP/32 2>/dev/null
+		ask clean > /dev/null
+	fi
+	pod_up
+}
+
+# ---- two machines: A asks, B answers (migrate-net's protocol) ----
+ASK_PORT=7101
+ANSWER_PORT=7102
+FILES_PORT=7103
+ask() { peer_say $ASK_PORT "$*" && peer_hear $ANSWER_PORT 1200; }
+
+# a_send FILE: FILE to B (W/basename there)
+a_send() {
+	ask recv "$(basename "$1")" > $W/answer &
+	peer_send $FILES_PORT "$1"
+	wait $!
+	cat $W/answer
+}
+
+b_recv() {
+	if peer_recv $FILES_PORT "$W/$1"; then echo "ok bytes=$(wc -c < "$W/$1")"; else echo "failed: no $1 from A"; fi
+}
+
+b_serve() {
+	local req
+	while req=$(peer_hear $ASK_PORT 1800); do
+		set -- $req
+		case $1 in
+		image) peer_say $ANSWER_PORT "$image_id" ;;
+		recv) peer_say $ANSWER_PORT "$(b_recv "$2")" ;;
+		restore) pod_up; peer_say $ANSWER_PORT "$(restore_here "$2" "$3" "$4")" ;;
+		smash) peer_say $ANSWER_PORT "$(smash_here)" ;;
+		clean) pm cet rm -f vk > /dev/null 2>&1; pod_down; rm -f $W/*.tar; peer_say $ANSWER_PORT done ;;
+		end) return 0 ;;
+		*) peer_say $ANSWER_PORT "failed: unknown request $1" ;;
+		esac
+	done
+	lab_fail podman.b "no request from A for 1800 s"
+}
+
 # ---- setup: the image, loaded; the network namespace ----
-if ! pod_up; then
+# in_tmpfs_root sources lib.sh only: the peer's variables and helpers again
+. /lab/peer.sh
+if [ -n "$LAB_PEER" ]; then
+	PM_ROWS=${PM_ROWS:-$(cmdline_key pm.rows | tr , ' ')}
+	PM_ROWS=${PM_ROWS:-migrate migrate-tcp migrate-pre}
+else
+	PM_ROWS=${PM_ROWS:-$(cmdline_key pm.rows | tr , ' ')}
+	PM_ROWS=${PM_ROWS:-local local-tcp local-pre}
+fi
+rm -f $W/cost
+if [ "$LAB_HOST" != b ] && ! pod_up; then
 	lab_fail podman.setup "cannot make the network namespace $POD"
 	return 0
 fi
 t0=$(lab_now)
 image_id=$(image_archive $W/valkey-cet.tar) || { lab_fail podman.image "cannot build the image archive"; return 0; }
-lab_line INFO podman.image "archive of $(wc -c < $W/valkey-cet.tar) B in $(secs "$t0" "$(lab_now)") s: image $image_id"
+lab_line INFO podman.image "archive_bytes=$(wc -c < $W/valkey-cet.tar) secs=$(secs "$t0" "$(lab_now)") image=$image_id"
 pmt version cet --version
 if ! pmt info cet info --format '{{.Host.CgroupsVersion}} {{.Host.CgroupManager}} {{.Store.GraphDriverName}} {{.Host.OCIRuntime.Path}} {{.Host.Conmon.Path}}'; then
 	lab_fail podman.setup "podman info: $(why info) secs=$(took info)"
@@ -270,14 +417,37 @@ fi
 lab_pass podman.load "$(why load) image=$image_id secs=$(took load)"
 rm -f $W/valkey-cet.tar
 
-for row in $PM_ROWS; do
-	for fl in $PM_FLAVOURS; do
-		[ "$fl" = cet ] && info= || info=1
-		PM_INFO=$info ${row}_row "$fl"
-		PM_INFO=$info pm "$fl" rm -f vk > /dev/null 2>&1
-		pid=$(vk_pid)
-		[ -z "$pid" ] || kill -9 "$pid"
+# rows ROW...: each row with criu-cet (judged), then with stock CRIU (INFO)
+rows() {
+	local r fl
+	for r in "$@"; do
+		for fl in $PM_FLAVOURS; do
+			if [ "$fl" = cet ]; then row "$fl" "$r"; else PM_INFO=1 row "$fl" "$r"; fi
+			row_end "$fl"
+		done
 	done
-done
-lab_line INFO podman.cost "guest seconds per podman command:$COST"
+}
+
+case $LAB_HOST in
+a)
+	got=$(ask image)
+	if [ "$got" != "$image_id" ]; then
+		lab_fail podman.image "A has image $image_id, B ${got:-none}: restore --import would not find it on B"
+	else
+		lab_pass podman.image "the same image on both machines: image=$image_id"
+		rows $PM_ROWS
+	fi
+	peer_say $ASK_PORT end
+	;;
+b)
+	b_serve
+	;;
+*)
+	rows $PM_ROWS
+	;;
+esac
+lab_line INFO podman.cost "guest seconds per podman command: $(tr '\n' ' ' < $W/cost)"
+# what the guest's RAM holds at the end: the tmpfs root (storage, tars)
+lab_line INFO podman.memory "$(free -m | awk '/^Mem/ { print "used_mb=" $3 " free_mb=" $4 }')" \
+	"tmpfs_root_kb=$(df -k / | awk 'NR == 2 { print $3 }')"
 pod_down
