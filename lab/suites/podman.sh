@@ -102,24 +102,15 @@ vcli() {
 }
 D=$W/vk
 
-# pod_up / pod_down: the container's network namespace, as migrate-net.sh
-# makes it (veth, the pod's /32 routed to this machine); the container
-# joins it (--network ns:/run/netns/vk), so podman runs no network plugin
-# and the namespace outlives the container
-pod_up() {
-	pod_down
-	$IP netns add $POD &&
-		$IP link add vk0 type veth peer name eth0 netns $POD &&
-		$IP -n $POD link set lo up && $IP -n $POD link set eth0 up &&
-		$IP -n $POD addr add $POD_IP/32 dev eth0 &&
-		$IP -n $POD route add 169.254.1.1 dev eth0 &&
-		$IP -n $POD route add default via 169.254.1.1 dev eth0 &&
-		$IP addr add 169.254.1.1/32 dev vk0 &&
-		$IP link set vk0 up &&
-		echo 1 > /proc/sys/net/ipv4/ip_forward &&
-		$IP route replace $POD_IP/32 dev vk0 ${LAB_IP:+src ${LAB_IP%/*}}
+# pod_up / pod_down (peer.sh, sourced below): the container's network
+# namespace, as migrate-net.sh's pod has it (veth, the pod's /32 routed to
+# this machine); the container joins it (--network ns:/run/netns/vk), so
+# podman runs no network plugin and the namespace outlives the container.
+# pod_new: a fresh one, whatever a row left
+pod_new() {
+	pod_down $POD
+	pod_up $POD $POD_IP
 }
-pod_down() { $IP netns del $POD 2>/dev/null; }
 
 # image_archive OUT: a docker-archive of valkey on the CET glibc, byte for
 # byte the same on every machine (GNU tar, fixed order, owners and times),
@@ -293,7 +284,7 @@ row() {
 		# the pod's address now routed to B, where it is restored
 		[ -n "$tcp" ] && $IP route replace $POD_IP/32 via "$LAB_PEER"
 		pmt rm-$tag "$fl" rm -f vk
-		pod_down
+		pod_down $POD
 		for f in ${pre:+pre.tar} ckpt.tar; do
 			got=$(a_send $W/$f)
 			case $got in ok*) ;; *) verdict FAIL $n.send "$f: $got"; return 1 ;; esac
@@ -344,11 +335,11 @@ row_end() {
 	rm -f $W/*.tar
 	# a fresh network namespace: no socket, route or CRIU lock of the row's
 	if [ -n "$LAB_PEER" ]; then
-		pod_down
+		pod_down $POD
 		$IP route del $POD_IP/32 2>/dev/null
 		ask clean > /dev/null
 	fi
-	pod_up
+	pod_new
 }
 
 # ---- two machines: A asks, B answers (migrate-net's protocol) ----
@@ -376,9 +367,9 @@ b_serve() {
 		case $1 in
 		image) peer_say $ANSWER_PORT "$image_id" ;;
 		recv) peer_say $ANSWER_PORT "$(b_recv "$2")" ;;
-		restore) pod_up; peer_say $ANSWER_PORT "$(restore_here "$2" "$3" "$4")" ;;
+		restore) pod_new; peer_say $ANSWER_PORT "$(restore_here "$2" "$3" "$4")" ;;
 		smash) peer_say $ANSWER_PORT "$(smash_here)" ;;
-		clean) pm cet rm -f vk > /dev/null 2>&1; pod_down; rm -f $W/*.tar; peer_say $ANSWER_PORT done ;;
+		clean) pm cet rm -f vk > /dev/null 2>&1; pod_down $POD; rm -f $W/*.tar; peer_say $ANSWER_PORT done ;;
 		end) return 0 ;;
 		*) peer_say $ANSWER_PORT "failed: unknown request $1" ;;
 		esac
@@ -397,7 +388,7 @@ else
 	PM_ROWS=${PM_ROWS:-local local-tcp local-pre}
 fi
 rm -f $W/cost
-if [ "$LAB_HOST" != b ] && ! pod_up; then
+if [ "$LAB_HOST" != b ] && ! pod_new; then
 	lab_fail podman.setup "cannot make the network namespace $POD"
 	return 0
 fi
@@ -450,6 +441,6 @@ lab_line INFO podman.cost "guest seconds per podman command: $(tr '\n' ' ' < $W/
 # the guest's RAM at the end (the initramfs and the tmpfs root live in it)
 lab_line INFO podman.memory "$(awk '/^(MemTotal|MemFree|Shmem):/ { printf "%s_kb=%s ", $1, $2 }' /proc/meminfo | tr -d :)" \
 	"tmpfs_root_kb=$(df -k / | awk 'NR == 2 { print $3 }')"
-pod_down
+pod_down $POD
 # the status in_tmpfs_root returns: the suite's results are its lines
 return 0
