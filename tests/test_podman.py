@@ -29,7 +29,8 @@ pytestmark = [pytest.mark.lab, ONLY_ALL]
 OVERLAY = "podman.sh guest"
 LOCAL_ROWS = ("local", "local-tcp", "local-pre")
 MIGRATE_ROWS = ("migrate", "migrate-tcp", "migrate-pre")
-BOOTS = {"local": Boot("podman", "stock", OVERLAY, tag="local", cmdline="pm.rows=" + ",".join(LOCAL_ROWS)),
+BOOTS = {"local": Boot("podman", "stock", OVERLAY, tag="local", timeout=1800,
+                       cmdline="pm.rows=" + ",".join(LOCAL_ROWS)),
          "migrate": Boot("podman", "stock", OVERLAY, tag="migrate", peer="podman", timeout=2400,
                          cmdline="pm.rows=" + ",".join(MIGRATE_ROWS))}
 LAB_BOOTS = BOOTS if ALL else {}
