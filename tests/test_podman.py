@@ -29,13 +29,15 @@ pytestmark = [pytest.mark.lab, ONLY_ALL]
 OVERLAY = "podman.sh guest"
 LOCAL_ROWS = ("local", "local-tcp", "local-pre")
 MIGRATE_ROWS = ("migrate", "migrate-tcp", "migrate-pre")
-BOOTS = {"local": Boot("podman", "stock", OVERLAY, tag="local", timeout=1800,
-                       cmdline="pm.rows=" + ",".join(LOCAL_ROWS)),
+# one machine on either kernel (criu-cet reads the shadow-stack state
+# through the patched kernel's regset there), two on the stock one
+BOOTS = {**{f"local-{k}": Boot("podman", k, OVERLAY, tag="local", timeout=1800,
+                               cmdline="pm.rows=" + ",".join(LOCAL_ROWS)) for k in ("stock", "patched")},
          "migrate": Boot("podman", "stock", OVERLAY, tag="migrate", peer="podman", timeout=2400,
                          cmdline="pm.rows=" + ",".join(MIGRATE_ROWS))}
 LAB_BOOTS = BOOTS if ALL else {}
 
-one = lab_fixture({"local": BOOTS["local"]})
+one = lab_fixture({k: BOOTS[k] for k in ("local-stock", "local-patched")})
 pair = lab_fixture({"migrate": BOOTS["migrate"]})
 
 # a thread of ctr_cet's list: its pid in the container, features, locks
