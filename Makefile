@@ -23,7 +23,7 @@ GUEST_BINS	:= $(patsubst lab/guest/%.c,$(BUILD)/guest/bin/%,$(GUEST_SRCS))
 GUEST_HDRS	:= criu/arch/x86/cet/cet-abi.h lab/guest/service.h lab/guest/smash.h
 INITRAMFS	:= $(BUILD)/initramfs.cpio
 
-.PHONY: all deps sources bochs kernel kernel-patched criu-stock criu-cet guest initramfs runc-overlay \
+.PHONY: all deps sources bochs kernel kernel-patched criu-stock criu-cet guest initramfs runc-overlay podman-overlay \
 	cet-glibc valkey valkey-overlay \
 	demo test test-host lab clean zdtm-cet compare bench
 
@@ -107,6 +107,14 @@ initramfs: criu-stock criu-cet guest zdtm-cet kselftests
 # overlay by the runc tests: make lab SUITES=runc OVERLAY=build/overlay-runc
 runc-overlay: deps
 	@bash lab/overlays/runc.sh > /dev/null
+
+# podman 4.3.1 and conmon 2.1.6 (pins podman, conmon, ...) and their lab
+# configuration, for the podman suite only (the libraries either CRIU loads
+# are in the initramfs already), beside the runc and migrate
+# overlays: run.py --suites podman --overlay build/overlay-migrate
+# --overlay build/overlay-runc --overlay build/overlay-podman
+podman-overlay: deps criu-stock criu-cet
+	@bash lab/overlays/podman.sh > /dev/null
 
 # A CET userland for the guest: glibc 2.41 --enable-cet (pin glibc) in the
 # sysroot build/cet-glibc, for the guest path /opt/cet-glibc.  Guest programs
@@ -205,11 +213,13 @@ demo: all
 # lab's network (page server, lazy pages, --tcp-established) and migrations
 # that fail on purpose: both kernels, and from the stock kernel to the
 # patched one; a machine B without user shadow stacks; a rolling upgrade;
-# and zdtm.py's migration flows on both kernels.  make test runs a sample:
-# one pair, zdtm.py's flows on the stock kernel (LAB_MIGRATE_ALL)
+# and zdtm.py's migration flows on both kernels; podman's checkpoint
+# --export and restore --import on one machine and from A to B.  make test
+# runs a sample: one pair, zdtm.py's flows on the stock kernel, no podman
+# boot yet (LAB_MIGRATE_ALL)
 .PHONY: migrate-net
 migrate-net: all
-	LAB_MIGRATE_ALL=1 $(PY) -m pytest -v tests/test_two_machines.py tests/test_migration.py
+	LAB_MIGRATE_ALL=1 $(PY) -m pytest -v tests/test_two_machines.py tests/test_migration.py tests/test_podman.py
 
 test-host: deps
 	$(PY) -m pytest -q tests -m "not lab"

@@ -13,7 +13,8 @@ GOOD = "a" * 64
 
 def test_lock_file_pins_the_sources():
     pins = sources.load_pins()
-    assert set(pins) == {"criu", "bochs", "linux", "linuxnew", "criu42", "runc", "glibc", "valkey"}
+    assert set(pins) == {"criu", "bochs", "linux", "linuxnew", "criu42", "runc", "glibc", "valkey",
+                          "podman", "conmon", "libsubid", "libgpgme", "libassuan", "ctrcommon"}
     assert pins["criu"].filename == "criu_4.1.1.orig.tar.xz"
     # the best upstream, for make compare / make bench only
     assert pins["criu42"].spec == "criu=4.2.1-1" and pins["criu42"].suite == "forky"
@@ -24,6 +25,10 @@ def test_lock_file_pins_the_sources():
     # Debian 12's runc, the binary package, for the runc suite
     assert pins["runc"].kind == "deb" and pins["runc"].spec == "runc=1.1.5+ds1-1+deb12u1"
     assert pins["runc"].filename == "runc_1.1.5+ds1-1+deb12u1_amd64.deb"
+    # Debian 12's podman and conmon for the podman suite; libgpgme from the
+    # security suite, libsubid's file name with its epoch as apt prints it
+    assert pins["podman"].spec == "podman=4.3.1+ds1-8+deb12u1+b3" and pins["conmon"].spec == "conmon=2.1.6+ds1-1"
+    assert pins["libgpgme"].security and pins["libsubid"].filename.startswith("libsubid4_1%3a")
     # the guest's CET userland: trixie's glibc (built --enable-cet) and valkey
     assert pins["glibc"].spec == "glibc=2.41-12+deb13u5" and pins["glibc"].filename == "glibc_2.41.orig.tar.xz"
     assert pins["valkey"].kind == "orig" and pins["valkey"].spec.startswith("valkey=8.1.1+")

@@ -74,3 +74,27 @@ peer_hear() {
 	peer_recv "$1" $f "${2:-600}" && cat $f
 	rm -f $f
 }
+
+# pod_up NETNS ADDRESS: a pod's network namespace (/run/netns/NETNS) with
+# ADDRESS/32 on its eth0, the other end (vk0) in this machine's namespace,
+# routed to (from this machine's own address, when it has one: a client's
+# connection is the same wherever the pod runs); the pod reaches the world
+# through a link-local gateway that is vk0's own address on every machine
+# (as Calico's 169.254.1.1), forwarded from there.  iproute2's ip: busybox's
+# has no netns
+pod_up() {
+	local ip=/usr/sbin/ip
+	$ip netns add "$1" &&
+		$ip link add vk0 type veth peer name eth0 netns "$1" &&
+		$ip -n "$1" link set lo up && $ip -n "$1" link set eth0 up &&
+		$ip -n "$1" addr add "$2/32" dev eth0 &&
+		$ip -n "$1" route add 169.254.1.1 dev eth0 &&
+		$ip -n "$1" route add default via 169.254.1.1 dev eth0 &&
+		$ip addr add 169.254.1.1/32 dev vk0 &&
+		$ip link set vk0 up &&
+		echo 1 > /proc/sys/net/ipv4/ip_forward &&
+		$ip route replace "$2/32" dev vk0 ${LAB_IP:+src ${LAB_IP%/*}}
+}
+
+# pod_down NETNS: the pod's namespace gone, and with it vk0 and its route
+pod_down() { /usr/sbin/ip netns del "$1" 2>/dev/null; }

@@ -79,26 +79,7 @@ fi
 # from PATH; the overlay's is in /usr/sbin, after busybox's applets
 PATH=$PATH:/usr/sbin
 
-# ---- both machines: the pod's network ----
-# pod_up: network namespace $POD with $POD_IP on its eth0, the other end
-# (vk0) in this machine's namespace, routed to (from this machine's own
-# address: the client's connection is the same wherever the pod runs); the
-# pod reaches the world through a link-local gateway that is vk0's own
-# address on every machine (as Calico's 169.254.1.1), forwarded from there
-pod_up() {
-	$IP netns add $POD &&
-		$IP link add vk0 type veth peer name eth0 netns $POD &&
-		$IP -n $POD link set lo up && $IP -n $POD link set eth0 up &&
-		$IP -n $POD addr add $POD_IP/32 dev eth0 &&
-		$IP -n $POD route add 169.254.1.1 dev eth0 &&
-		$IP -n $POD route add default via 169.254.1.1 dev eth0 &&
-		$IP addr add 169.254.1.1/32 dev vk0 &&
-		$IP link set vk0 up &&
-		echo 1 > /proc/sys/net/ipv4/ip_forward &&
-		$IP route replace $POD_IP/32 dev vk0 src "${LAB_IP%/*}"
-}
-
-pod_down() { $IP netns del $POD 2>/dev/null; }
+# ---- both machines: the pod's network (pod_up, pod_down: peer.sh) ----
 
 # ---- B: what A asks for ----
 # page-server CRIU DIR [PREV]: a page server for one dump into IMG/DIR, in
@@ -157,7 +138,7 @@ b_restore() {
 		die_at_script /tmp/mig/die.sh post-restore
 		opts="--action-script /tmp/mig/die.sh" ;;
 	tcp)
-		pod_up || { echo "failed: the pod's network on B"; return; }
+		pod_up $POD $POD_IP || { echo "failed: the pod's network on B"; return; }
 		exec 9< /run/netns/$POD
 		opts="--tcp-established --inherit-fd fd[9]:$POD" ;;
 	esac
@@ -218,7 +199,7 @@ b_clean() {
 	done
 	pid=$(cat $D/pid 2>/dev/null)
 	[ -n "$pid" ] && vk_kill "$pid"
-	pod_down
+	pod_down $POD
 	rm -rf /tmp/mig
 }
 
@@ -332,7 +313,7 @@ a_migrate() {
 	[ -n "$client" ] && alive "$client" && { touch /tmp/mig/stop; wait $client; }
 	[ -n "$lazy_dump" ] && kill -9 $lazy_dump 2>/dev/null
 	[ -n "$pid" ] && vk_kill "$pid"
-	pod_down
+	pod_down $POD
 	$IP route del $POD_IP/32 2>/dev/null
 	ask clean > /dev/null
 }
@@ -347,7 +328,7 @@ a_move() {
 	rm -rf /tmp/mig && mkdir -p $IMG
 	local VK_NETNS= VK_TCP=
 	if [ "$flow" = tcp ]; then
-		pod_up || { mig_fail $name.pod "the pod's network on A"; return 1; }
+		pod_up $POD $POD_IP || { mig_fail $name.pod "the pod's network on A"; return 1; }
 		VK_NETNS=/run/netns/$POD VK_TCP=$POD_IP:$POD_PORT
 	fi
 	if ! VK_SHSTK=$shstk VK_NETNS=$VK_NETNS VK_TCP=$VK_TCP vk_start $D; then
@@ -370,7 +351,7 @@ a_move() {
 		return 1
 	fi
 	t1=$(lab_now)
-	[ "$flow" = tcp ] && { $IP route replace $POD_IP/32 via "$LAB_PEER"; pod_down; }
+	[ "$flow" = tcp ] && { $IP route replace $POD_IP/32 via "$LAB_PEER"; pod_down $POD; }
 	[ "$flow" = lazy ] || wait "$pid" 2>/dev/null
 	sent=$(a_send_files $IMG $D)
 	case "$sent" in ok*) ;; *) mig_fail $name.files "$sent"; return 1 ;; esac
