@@ -34,12 +34,15 @@ peer_net_up() {
 
 # peer_up [TRIES]: wait until the peer answers ping (one try a second of
 # guest time, default 600): an idle guest's clock runs far ahead of a
-# booting one's, so a few pings can all go out before the peer is up
+# booting one's, so a few pings can all go out before the peer is up.  A
+# ping that fails at once (no route yet: eth0 still coming up on a loaded
+# host) waits out its second too, or 600 tries were gone in a moment.
 peer_up() {
 	local i=0
 	until ping -c 1 -W 1 "$LAB_PEER" > /dev/null 2>&1; do
 		i=$((i + 1))
 		[ $i -ge "${1:-600}" ] && return 1
+		sleep 1
 	done
 }
 
